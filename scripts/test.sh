@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs every test: installs missing packages, builds, runs the CTest suite
+# (which includes the pytest suites and, as root, the same tests again as
+# nobody), then the ASan+UBSan build's suite and the valgrind run.
+# Usage: scripts/test.sh            (everything)
+#        PWRAP_QUICK=1 scripts/test.sh   (only the normal build's suite)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+"$here/scripts/install-deps.sh"
+
+src=$here
+# As root, tests also run as nobody: the tree must be readable by nobody.
+# When it is not (a clone below /root), build from a copy in /tmp.
+if [ "$(id -u)" = 0 ] && ! setpriv --reuid=nobody --regid=nogroup --clear-groups \
+      test -r "$here/CMakeLists.txt" 2>/dev/null; then
+  src=$(mktemp -d /tmp/pam_wrapper-src.XXXXXX)
+  chmod 755 "$src"
+  tar -C "$here" --exclude='./build*' -cf - . | tar -C "$src" -xf -
+  trap 'rm -rf "$src"' EXIT
+  echo "test.sh: source tree not readable by nobody; building from a copy in $src"
+fi
+
+build=${PWRAP_BUILD_DIR:-$src/build}
+jobs=$(nproc)
+run_suite() {  # dir, extra cmake args...
+  local dir=$1; shift
+  cmake -S "$src" -B "$dir" -DPython3_EXECUTABLE=/usr/bin/python3 "$@" >/dev/null
+  cmake --build "$dir" -j"$jobs"
+  ctest --test-dir "$dir" --output-on-failure -j"$jobs" ${PWRAP_CTEST_ARGS:-}
+}
+
+echo "== normal build =="
+run_suite "$build"
+if [ -z "${PWRAP_QUICK:-}" ]; then
+  echo "== ASan+UBSan build =="
+  run_suite "$build-asan" -DPWRAP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+  echo "== valgrind run of the C tests =="
+  "$src/scripts/valgrind.sh" "$build"
+fi
+echo "test.sh: all suites passed"

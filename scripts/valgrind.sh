@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs the C tests labelled "memcheck" of an existing build under valgrind;
+# any valgrind error or definite leak fails the test.
+# Usage: scripts/valgrind.sh BUILD_DIR
+set -euo pipefail
+build=${1:?usage: valgrind.sh BUILD_DIR}
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -T memcheck -L memcheck \
+  --overwrite MemoryCheckCommand=/usr/bin/valgrind \
+  --overwrite "MemoryCheckCommandOptions=--error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --track-fds=no --trace-children=no --suppressions=$(dirname "$0")/valgrind.supp" \
+  | tee "$build/valgrind-summary.txt"
+if grep -q "Defects:" "$build/valgrind-summary.txt"; then
+  echo "valgrind.sh: memcheck defects found" >&2
+  exit 1
+fi
