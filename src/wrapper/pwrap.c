@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The symbols libpam_wrapper.so interposes.  Preloaded, its unversioned
+ * definitions bind the application's (versioned) references to libpam:
+ *
+ *   pam_start, pam_start_confdir  redirect the configuration to a private
+ *                                 rewritten copy of PAM_WRAPPER_SERVICE_DIR;
+ *   pam_set_item(PAM_SERVICE)     prepares the new service's file first, since
+ *                                 libpam reloads the stack from the confdir;
+ *   pam_syslog, pam_vsyslog       module log lines go to stderr as PWRAP lines
+ *                                 (or to syslog with PAM_WRAPPER_USE_SYSLOG=1),
+ *                                 with any authentication token masked;
+ *   audit_open, cannot_audit      no kernel audit while wrapped (sshd and
+ *                                 pam_unix need this as non-root);
+ *   pam_wrapper_enabled           tells a program whether it is wrapped.
+ *
+ * When PAM_WRAPPER is not '1' (or the process is AT_SECURE) every call goes
+ * straight to the real function.  Nothing happens at load time unless the
+ * wrapper is enabled and the program itself links libpam.
+ *
+ * Decision: an application that calls pam_start_confdir() itself while the
+ * wrapper is enabled gets its confdir treated like PAM_WRAPPER_SERVICE_DIR
+ * (same include and module-name resolution); with a NULL confdir it behaves
+ * exactly like pam_start().
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <security/pam_appl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <syslog.h>
+
+#include "pwrap_private.h"
+
+#define PWRAP_EXPORT __attribute__((visibility("default")))
+
+bool pwrap_enabled(void)
+{
+	const char *e = getenv("PAM_WRAPPER");
+
+	return e != NULL && e[0] == '1' && getauxval(AT_SECURE) == 0;
+}
+
+PWRAP_EXPORT int pam_wrapper_enabled(void);
+int pam_wrapper_enabled(void)
+{
+	return pwrap_enabled() ? 1 : 0;
+}
+
+__attribute__((constructor)) static void pwrap_constructor(void)
+{
+	if (pwrap_enabled()) {
+		pwrap_runtime_early();
+	}
+}
+
+static int pwrap_start(const char *service, const char *user,
+		       const struct pam_conv *conv, const char *app_confdir,
+		       pam_handle_t **pamh)
+{
+	const struct pwrap_real *r = pwrap_real();
+	char *confdir = NULL;
+	int rc;
+
+	if (r->pam_start_confdir == NULL) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "libpam has no pam_start_confdir "
+			  "(Linux-PAM >= 1.4 is needed)");
+		rc = PAM_ABORT;
+		goto out;
+	}
+	rc = pwrap_prepare(service, app_confdir, &confdir);
+	if (rc != PAM_SUCCESS) {
+		goto out;
+	}
+	rc = r->pam_start_confdir(service, user, conv, confdir, (void **)pamh);
+	PWRAP_LOG(PWRAP_LOG_TRACE, "pam_start_confdir(%s, %s) = %d", service,
+		  confdir, rc);
+	free(confdir);
+	return rc;
+out:
+	if (pamh != NULL) {
+		*pamh = NULL;
+	}
+	return rc;
+}
+
+PWRAP_EXPORT int pam_start(const char *service_name, const char *user,
+			   const struct pam_conv *pam_conversation,
+			   pam_handle_t **pamh)
+{
+	const struct pwrap_real *r;
+
+	if (pwrap_enabled()) {
+		return pwrap_start(service_name, user, pam_conversation, NULL,
+				   pamh);
+	}
+	r = pwrap_real();
+	if (r->pam_start == NULL) {
+		return PAM_ABORT;
+	}
+	return r->pam_start(service_name, user, pam_conversation,
+			    (void **)pamh);
+}
+
+PWRAP_EXPORT int pam_start_confdir(const char *service_name, const char *user,
+				   const struct pam_conv *pam_conversation,
+				   const char *confdir, pam_handle_t **pamh)
+{
+	const struct pwrap_real *r;
+
+	if (pwrap_enabled()) {
+		return pwrap_start(service_name, user, pam_conversation,
+				   confdir, pamh);
+	}
+	r = pwrap_real();
+	if (r->pam_start_confdir == NULL) {
+		return PAM_ABORT;
+	}
+	return r->pam_start_confdir(service_name, user, pam_conversation,
+				    confdir, (void **)pamh);
+}
+
+PWRAP_EXPORT int pam_set_item(pam_handle_t *pamh, int item_type,
+			      const void *item)
+{
+	const struct pwrap_real *r = pwrap_real();
+
+	if (item_type == PAM_SERVICE && item != NULL && pwrap_enabled()) {
+		char *confdir = NULL;
+
+		/* libpam reloads the stack for the new name from the same
+		 * confdir: make sure that file is there.  Errors are logged;
+		 * libpam then reports the missing configuration itself. */
+		if (pwrap_prepare(item, NULL, &confdir) == PAM_SUCCESS) {
+			free(confdir);
+		}
+	}
+	if (r->pam_set_item == NULL) {
+		return PAM_SYSTEM_ERR;
+	}
+	return r->pam_set_item(pamh, item_type, item);
+}
+
+/* Replaces every occurrence of secret in msg by "***" (in place). */
+static void mask_secret(char *msg, size_t cap, const char *secret)
+{
+	size_t sl, ml;
+	char *p;
+
+	if (secret == NULL || secret[0] == '\0') {
+		return;
+	}
+	sl = strlen(secret);
+	while ((p = strstr(msg, secret)) != NULL) {
+		ml = strlen(msg);
+		if (sl >= 3) {
+			memcpy(p, "***", 3);
+			memmove(p + 3, p + sl, ml - (size_t)(p - msg) - sl + 1);
+		} else {
+			/* grow "x" to "***" if room, else star it in place */
+			if (ml + 3 - sl < cap) {
+				memmove(p + 3, p + sl,
+					ml - (size_t)(p - msg) - sl + 1);
+				memcpy(p, "***", 3);
+			} else {
+				memset(p, '*', sl);
+			}
+		}
+	}
+}
+
+static enum pwrap_dbglvl syslog_level(int priority)
+{
+	switch (priority & LOG_PRIMASK) {
+	case LOG_EMERG:
+	case LOG_ALERT:
+	case LOG_CRIT:
+	case LOG_ERR:
+		return PWRAP_LOG_ERROR;
+	case LOG_WARNING:
+		return PWRAP_LOG_WARN;
+	case LOG_NOTICE:
+	case LOG_INFO:
+		return PWRAP_LOG_DEBUG;
+	default:
+		return PWRAP_LOG_TRACE;
+	}
+}
+
+PWRAP_EXPORT void pam_vsyslog(const pam_handle_t *pamh, int priority,
+			      const char *fmt, va_list args)
+{
+	const struct pwrap_real *r = pwrap_real();
+	const void *tok = NULL;
+	const void *oldtok = NULL;
+	const char *use_syslog;
+	char msg[2048];
+	char func[32];
+	va_list ap;
+
+	va_copy(ap, args);
+	if (!pwrap_enabled()) {
+		if (r->pam_vsyslog != NULL) {
+			r->pam_vsyslog(pamh, priority, fmt, ap);
+		}
+		goto out;
+	}
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* Passwords never reach a log line, whatever a module prints. */
+	if (pamh != NULL && r->pam_get_item != NULL) {
+		if (r->pam_get_item(pamh, PAM_AUTHTOK, &tok) == PAM_SUCCESS) {
+			mask_secret(msg, sizeof(msg), tok);
+		}
+		if (r->pam_get_item(pamh, PAM_OLDAUTHTOK, &oldtok) ==
+		    PAM_SUCCESS) {
+			mask_secret(msg, sizeof(msg), oldtok);
+		}
+	}
+	use_syslog = getenv("PAM_WRAPPER_USE_SYSLOG");
+	if (use_syslog != NULL && use_syslog[0] == '1') {
+		/* The masked text goes to libpam's own pam_syslog (which adds
+		 * the module prefix) as an argument, never as a format. */
+		if (r->pam_syslog != NULL) {
+			r->pam_syslog(pamh, priority, "%s", msg);
+		} else {
+			syslog(priority, "%s", msg);
+		}
+		explicit_bzero(msg, sizeof(msg));
+		goto out;
+	}
+	snprintf(func, sizeof(func), "SYSLOG(%d)", priority & LOG_PRIMASK);
+	pwrap_log(syslog_level(priority), func, "%s", msg);
+	explicit_bzero(msg, sizeof(msg));
+out:
+	va_end(ap);
+}
+
+PWRAP_EXPORT void pam_syslog(const pam_handle_t *pamh, int priority,
+			     const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	pam_vsyslog(pamh, priority, fmt, ap);
+	va_end(ap);
+}
+
+PWRAP_EXPORT int audit_open(void);
+int audit_open(void)
+{
+	const struct pwrap_real *r;
+
+	if (!pwrap_enabled()) {
+		r = pwrap_real();
+		if (r->audit_open != NULL) {
+			return r->audit_open();
+		}
+	}
+	errno = EPROTONOSUPPORT;
+	return -1;
+}
+
+PWRAP_EXPORT int cannot_audit(int is_kernel);
+int cannot_audit(int is_kernel)
+{
+	(void)is_kernel;
+	return 1;
+}

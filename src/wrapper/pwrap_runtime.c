@@ -1,0 +1,1209 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The per-process runtime directory and the private configuration libpam reads.
+ *
+ * Layout: $TMPDIR/pam_wrapper.XXXXXX/ (created on first use)
+ *   services/  exported as PAM_WRAPPER_RUNTIME_DIR: copies of the service dir's
+ *              files, which tests written for upstream read and add to;
+ *   conf/      what pam_start_confdir() is given: rewritten service files
+ *              (see pwrap_conf.c), conf/inc/ the rewritten included files.
+ *
+ * Sources are looked up at each pam_start: a file a test wrote (or changed)
+ * in services/ wins; otherwise services/ mirrors PAM_WRAPPER_SERVICE_DIR as
+ * it is now.  Rewritten files are cached by the (dev, ino, size, mtime,
+ * ctime) of their source, so a steady-state pam_start costs a few stat(2).
+ *
+ * Cleanup: a watcher process (double-forked, in its own session) holds the
+ * read end of a pipe whose O_CLOEXEC write end only this process holds; when
+ * the process exits, _exits, is killed or execs, the watcher sees EOF and
+ * removes the directory.  A normal exit also removes it synchronously in the
+ * destructor, so a test that checks TMPDIR right after exit sees it gone.
+ * PAM_WRAPPER_KEEP_DIR=1 keeps everything for debugging.
+ *
+ * All state below is guarded by rt.lock; fork handlers keep it consistent.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <security/_pam_types.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pwrap_private.h"
+
+#define PWRAP_MAX_SERVICE_FILE (4 * 1024 * 1024)
+
+struct pwrap_sig {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtim;
+	struct timespec ctim;
+};
+
+/* A copy this process made in services/ (to tell it from a test's file). */
+struct pwrap_copy {
+	struct pwrap_copy *next;
+	char *name;
+	struct pwrap_sig src;	/* the service dir's file when copied */
+	struct pwrap_sig copy;	/* our copy right after writing it */
+};
+
+/* A rewritten file in conf/, with what it was made from. */
+struct pwrap_gen {
+	struct pwrap_gen *next;
+	char *gpath;		/* absolute path in conf/ */
+	char *src;		/* source path it was rewritten from */
+	struct pwrap_sig sig;	/* source signature then */
+	char **incs;		/* include targets it names, as written */
+	size_t n_incs;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	char *top;		/* $TMPDIR/pam_wrapper.XXXXXX */
+	char *svc;		/* top/services (PAM_WRAPPER_RUNTIME_DIR) */
+	char *conf;		/* top/conf */
+	pid_t owner;		/* process that created top */
+	int wfd;		/* write end of the watcher pipe, -1 if none */
+	dev_t wdev;
+	ino_t wino;
+	bool keep;
+	struct pwrap_copy *copies;
+	struct pwrap_gen *gens;
+	char *moddir;		/* our modules: <dir of libpam_wrapper.so>/pam_wrapper */
+	char *sysmoddir;	/* Linux-PAM's: <dir of libpam.so.0>/security */
+} rt = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.wfd = -1,
+};
+
+/* Set while this thread holds rt.lock, so our own fork() inside the lock
+ * does not deadlock in the prepare handler. */
+static __thread bool lock_held;
+static bool atfork_locked;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void rt_lock(void)
+{
+	pthread_mutex_lock(&rt.lock);
+	lock_held = true;
+}
+
+static void rt_unlock(void)
+{
+	lock_held = false;
+	pthread_mutex_unlock(&rt.lock);
+}
+
+static void atfork_prepare(void)
+{
+	if (!lock_held) {
+		pthread_mutex_lock(&rt.lock);
+		atfork_locked = true;
+	}
+}
+
+static void atfork_parent(void)
+{
+	if (atfork_locked) {
+		atfork_locked = false;
+		pthread_mutex_unlock(&rt.lock);
+	}
+}
+
+static void atfork_child(void)
+{
+	/* The child has one thread: start from a fresh, unlocked mutex. */
+	pthread_mutex_init(&rt.lock, NULL);
+	atfork_locked = false;
+	lock_held = false;
+}
+
+static void atfork_register(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* ---- the real libpam ---------------------------------------------------- */
+
+static struct pwrap_real real;
+static pthread_once_t real_once = PTHREAD_ONCE_INIT;
+
+static void real_load(void)
+{
+	void *h = dlopen("libpam.so.0", RTLD_LAZY | RTLD_NOLOAD);
+	void *ha;
+
+	if (h == NULL) {
+		h = dlopen("libpam.so.0", RTLD_LAZY);
+	}
+	if (h == NULL) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot load libpam.so.0: %s",
+			  dlerror());
+		return;
+	}
+	*(void **)&real.pam_start = dlsym(h, "pam_start");
+	*(void **)&real.pam_start_confdir = dlsym(h, "pam_start_confdir");
+	*(void **)&real.pam_set_item = dlsym(h, "pam_set_item");
+	*(void **)&real.pam_get_item = dlsym(h, "pam_get_item");
+	*(void **)&real.pam_vsyslog = dlsym(h, "pam_vsyslog");
+	*(void **)&real.pam_syslog = dlsym(h, "pam_syslog");
+	ha = dlopen("libaudit.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (ha != NULL) {
+		*(void **)&real.audit_open = dlsym(ha, "audit_open");
+	}
+}
+
+const struct pwrap_real *pwrap_real(void)
+{
+	pthread_once(&real_once, real_load);
+	return &real;
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static char *join(const char *a, const char *b)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "%s/%s", a, b) < 0) {
+		return NULL;
+	}
+	return s;
+}
+
+static bool sig_of(const char *path, struct pwrap_sig *sig)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+		return false;
+	}
+	sig->dev = st.st_dev;
+	sig->ino = st.st_ino;
+	sig->size = st.st_size;
+	sig->mtim = st.st_mtim;
+	sig->ctim = st.st_ctim;
+	return true;
+}
+
+static bool sig_eq(const struct pwrap_sig *a, const struct pwrap_sig *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtim.tv_sec == b->mtim.tv_sec &&
+	       a->mtim.tv_nsec == b->mtim.tv_nsec &&
+	       a->ctim.tv_sec == b->ctim.tv_sec &&
+	       a->ctim.tv_nsec == b->ctim.tv_nsec;
+}
+
+/* Reads a whole regular file; *buf is malloc'd and NUL-terminated. */
+static int read_file(const char *path, char **buf, size_t *len)
+{
+	struct stat st;
+	char *b = NULL;
+	size_t got = 0;
+	int fd = -1;
+	int rc = -1;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > PWRAP_MAX_SERVICE_FILE) {
+		errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+		goto out;
+	}
+	b = malloc((size_t)st.st_size + 1);
+	if (b == NULL) {
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, b + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n < 0) {
+			goto out;
+		}
+		if (n == 0) {
+			break;	/* shrank while reading */
+		}
+		got += (size_t)n;
+	}
+	b[got] = '\0';
+	*buf = b;
+	b = NULL;
+	*len = got;
+	rc = 0;
+out:
+	free(b);
+	if (fd >= 0) {
+		close(fd);
+	}
+	return rc;
+}
+
+/* Writes buf to path atomically (temp file in the same dir + rename). */
+static int write_atomic(const char *path, const char *buf, size_t len)
+{
+	char *tmp = NULL;
+	size_t off = 0;
+	int fd = -1;
+	int rc = -1;
+
+	if (asprintf(&tmp, "%s.tmpXXXXXX", path) < 0) {
+		tmp = NULL;
+		goto out;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		goto out;
+	}
+	while (off < len) {
+		ssize_t n = write(fd, buf + off, len - off);
+
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n < 0) {
+			goto out;
+		}
+		off += (size_t)n;
+	}
+	if (fchmod(fd, 0644) != 0 || close(fd) != 0) {
+		fd = -1;
+		goto out;
+	}
+	fd = -1;
+	if (rename(tmp, path) != 0) {
+		goto out;
+	}
+	rc = 0;
+out:
+	if (fd >= 0) {
+		close(fd);
+	}
+	if (rc != 0 && tmp != NULL) {
+		int saved = errno;
+
+		unlink(tmp);
+		errno = saved;
+	}
+	free(tmp);
+	return rc;
+}
+
+static int rmtree_contents(int dfd)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	int rc = 0;
+
+	if (d == NULL) {
+		close(dfd);
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
+			continue;
+		}
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0 || errno == ENOENT) {
+			continue;
+		}
+		if (errno == EISDIR || errno == EPERM) {
+			int sub = openat(dirfd(d), de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					 O_CLOEXEC);
+
+			if (sub >= 0) {
+				rmtree_contents(sub);
+			}
+			if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) != 0 &&
+			    errno != ENOENT) {
+				rc = -1;
+			}
+		} else {
+			rc = -1;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+int pwrap_rmtree(const char *path)
+{
+	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (dfd < 0) {
+		return errno == ENOENT ? 0 : -1;
+	}
+	rmtree_contents(dfd);
+	if (rmdir(path) != 0 && errno != ENOENT) {
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the watcher -------------------------------------------------------- */
+
+static void watcher_main(int rfd, int topfd, const char *top)
+{
+	struct stat st_fd, st_path;
+	char buf[64];
+	int i;
+
+	setsid();
+	/* Terminal and group signals are for the wrapped process, not us. */
+	for (i = 1; i < NSIG; i++) {
+		if (i != SIGKILL && i != SIGSTOP) {
+			signal(i, i == SIGCHLD ? SIG_DFL : SIG_IGN);
+		}
+	}
+	if (chdir("/") != 0) {
+		/* not fatal: we only use absolute paths and fds */
+	}
+	/* Keep nothing of the process open but our two descriptors. */
+	if (dup2(rfd, 0) < 0 || dup2(topfd, 1) < 0) {
+		_exit(1);
+	}
+	if (syscall(SYS_close_range, 2U, ~0U, 0U) != 0) {
+		long max = sysconf(_SC_OPEN_MAX);
+
+		for (i = 2; i < (max > 0 && max < 65536 ? max : 65536); i++) {
+			close(i);
+		}
+	}
+	for (;;) {
+		ssize_t n = read(0, buf, sizeof(buf));
+
+		if (n == 0 || (n < 0 && errno != EINTR)) {
+			break;
+		}
+	}
+	/* Remove what the fd names, then the path only if it is still that
+	 * directory (never a newer one that reused the name). */
+	if (fstat(1, &st_fd) == 0 && stat(top, &st_path) == 0 &&
+	    st_fd.st_dev == st_path.st_dev && st_fd.st_ino == st_path.st_ino) {
+		rmtree_contents(dup(1));
+		rmdir(top);
+	}
+	_exit(0);
+}
+
+static int watcher_start(const char *top)
+{
+	int p[2] = { -1, -1 };
+	int topfd = -1;
+	pid_t pid;
+	int status;
+	struct stat st;
+
+	topfd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (topfd < 0 || pipe2(p, O_CLOEXEC) != 0) {
+		goto fail;
+	}
+	pid = fork();
+	if (pid < 0) {
+		goto fail;
+	}
+	if (pid == 0) {
+		pid_t g = fork();
+
+		if (g != 0) {
+			_exit(g < 0 ? 1 : 0);
+		}
+		close(p[1]);
+		watcher_main(p[0], topfd, top);
+	}
+	close(p[0]);
+	close(topfd);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+	}
+	if (fstat(p[1], &st) != 0) {
+		close(p[1]);
+		return -1;
+	}
+	rt.wfd = p[1];
+	rt.wdev = st.st_dev;
+	rt.wino = st.st_ino;
+	return 0;
+fail:
+	if (p[0] >= 0) {
+		close(p[0]);
+		close(p[1]);
+	}
+	if (topfd >= 0) {
+		close(topfd);
+	}
+	return -1;
+}
+
+/* ---- runtime directory -------------------------------------------------- */
+
+static void copies_free(void)
+{
+	while (rt.copies != NULL) {
+		struct pwrap_copy *c = rt.copies;
+
+		rt.copies = c->next;
+		free(c->name);
+		free(c);
+	}
+}
+
+static void gen_free_one(struct pwrap_gen *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->n_incs; i++) {
+		free(g->incs[i]);
+	}
+	free(g->incs);
+	free(g->gpath);
+	free(g->src);
+	free(g);
+}
+
+static void gens_free(void)
+{
+	while (rt.gens != NULL) {
+		struct pwrap_gen *g = rt.gens;
+
+		rt.gens = g->next;
+		gen_free_one(g);
+	}
+}
+
+static void runtime_forget(void)
+{
+	copies_free();
+	gens_free();
+	free(rt.top);
+	free(rt.svc);
+	free(rt.conf);
+	rt.top = rt.svc = rt.conf = NULL;
+}
+
+static struct pwrap_copy *copy_find(const char *name)
+{
+	struct pwrap_copy *c;
+
+	for (c = rt.copies; c != NULL; c = c->next) {
+		if (strcmp(c->name, name) == 0) {
+			return c;
+		}
+	}
+	return NULL;
+}
+
+static void copy_drop(const char *name)
+{
+	struct pwrap_copy **pp;
+
+	for (pp = &rt.copies; *pp != NULL; pp = &(*pp)->next) {
+		if (strcmp((*pp)->name, name) == 0) {
+			struct pwrap_copy *c = *pp;
+
+			*pp = c->next;
+			free(c->name);
+			free(c);
+			return;
+		}
+	}
+}
+
+/* Copies svcdir/name to services/name and remembers both signatures. */
+static int copy_in(const char *src, const char *name,
+		   const struct pwrap_sig *src_sig)
+{
+	struct pwrap_copy *c = NULL;
+	char *dst = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = -1;
+
+	dst = join(rt.svc, name);
+	if (dst == NULL || read_file(src, &buf, &len) != 0 ||
+	    write_atomic(dst, buf, len) != 0) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot copy %s to %s: %s", src,
+			  dst ? dst : rt.svc, strerror(errno));
+		goto out;
+	}
+	c = copy_find(name);
+	if (c == NULL) {
+		c = calloc(1, sizeof(*c));
+		if (c == NULL || (c->name = strdup(name)) == NULL) {
+			free(c);
+			goto out;
+		}
+		c->next = rt.copies;
+		rt.copies = c;
+	}
+	c->src = *src_sig;
+	if (!sig_of(dst, &c->copy)) {
+		copy_drop(name);
+		goto out;
+	}
+	PWRAP_LOG(PWRAP_LOG_TRACE, "copied %s to %s", src, dst);
+	rc = 0;
+out:
+	free(buf);
+	free(dst);
+	return rc;
+}
+
+static bool name_is_plain(const char *name)
+{
+	return name[0] != '\0' && name[0] != '.' && strchr(name, '/') == NULL &&
+	       strlen(name) < NAME_MAX - 16;
+}
+
+static void copy_all(const char *svcdir)
+{
+	DIR *d = opendir(svcdir);
+	struct dirent *de;
+
+	if (d == NULL) {
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		struct pwrap_sig sig;
+		char *src;
+
+		if (!name_is_plain(de->d_name)) {
+			continue;
+		}
+		src = join(svcdir, de->d_name);
+		if (src != NULL && sig_of(src, &sig)) {
+			copy_in(src, de->d_name, &sig);
+		}
+		free(src);
+	}
+	closedir(d);
+}
+
+static const char *tmpdir_base(void)
+{
+	const char *t = getenv("TMPDIR");
+	struct stat st;
+	const char *c;
+
+	if (t == NULL || t[0] != '/' || stat(t, &st) != 0 ||
+	    !S_ISDIR(st.st_mode) || access(t, W_OK | X_OK) != 0) {
+		return "/tmp";
+	}
+	/* Paths end up as tokens of service-file lines: no blanks allowed. */
+	for (c = t; *c != '\0'; c++) {
+		if (*c == ' ' || *c == '\t' || *c == '#' || *c == '\n') {
+			return "/tmp";
+		}
+	}
+	return t;
+}
+
+static bool runtime_valid(void)
+{
+	struct stat st;
+
+	if (rt.top == NULL) {
+		return false;
+	}
+	if (rt.wfd >= 0 && (fstat(rt.wfd, &st) != 0 || st.st_dev != rt.wdev ||
+			    st.st_ino != rt.wino)) {
+		/* Someone closed our pipe (closefrom() in a daemon): the
+		 * watcher is removing the directory.  The fd is not ours. */
+		rt.wfd = -1;
+		return false;
+	}
+	if (stat(rt.conf, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		if (rt.wfd >= 0) {
+			close(rt.wfd);	/* let the watcher clear the rest */
+			rt.wfd = -1;
+		}
+		return false;
+	}
+	return true;
+}
+
+static void module_dirs_init(void)
+{
+	Dl_info info;
+	char *self = NULL;
+	char *slash;
+
+	if (rt.moddir == NULL && dladdr((void *)pwrap_enabled, &info) != 0 &&
+	    info.dli_fname != NULL) {
+		self = realpath(info.dli_fname, NULL);
+		if (self != NULL && (slash = strrchr(self, '/')) != NULL) {
+			*slash = '\0';
+			rt.moddir = join(self, "pam_wrapper");
+		}
+		free(self);
+		self = NULL;
+	}
+	if (rt.sysmoddir == NULL && pwrap_real()->pam_start != NULL &&
+	    dladdr((void *)pwrap_real()->pam_start, &info) != 0 &&
+	    info.dli_fname != NULL) {
+		self = realpath(info.dli_fname, NULL);
+		if (self != NULL && (slash = strrchr(self, '/')) != NULL) {
+			*slash = '\0';
+			rt.sysmoddir = join(self, "security");
+		}
+		free(self);
+	}
+}
+
+/* Makes sure the runtime directory exists; called with rt.lock held. */
+static int runtime_ensure(const char *svcdir)
+{
+	const char *keep = getenv("PAM_WRAPPER_KEEP_DIR");
+	char *tmpl = NULL;
+	char *inc = NULL;
+	int rc = -1;
+
+	pthread_once(&atfork_once, atfork_register);
+	if (runtime_valid()) {
+		return 0;
+	}
+	runtime_forget();
+	module_dirs_init();
+
+	if (asprintf(&tmpl, "%s/pam_wrapper.XXXXXX", tmpdir_base()) < 0) {
+		tmpl = NULL;
+		goto out;
+	}
+	if (mkdtemp(tmpl) == NULL) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot create %s: %s", tmpl,
+			  strerror(errno));
+		goto out;
+	}
+	rt.top = tmpl;
+	tmpl = NULL;
+	rt.svc = join(rt.top, "services");
+	rt.conf = join(rt.top, "conf");
+	inc = rt.conf ? join(rt.conf, "inc") : NULL;
+	if (rt.svc == NULL || inc == NULL || mkdir(rt.svc, 0755) != 0 ||
+	    mkdir(rt.conf, 0755) != 0 || mkdir(inc, 0755) != 0) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot set up %s: %s", rt.top,
+			  strerror(errno));
+		pwrap_rmtree(rt.top);
+		runtime_forget();
+		goto out;
+	}
+	rt.owner = getpid();
+	rt.keep = keep != NULL && keep[0] == '1';
+	if (!rt.keep && watcher_start(rt.top) != 0) {
+		PWRAP_LOG(PWRAP_LOG_WARN, "no watcher for %s (%s): it is "
+			  "removed at exit() only", rt.top, strerror(errno));
+	}
+	if (svcdir != NULL) {
+		copy_all(svcdir);
+	}
+	setenv("PAM_WRAPPER_RUNTIME_DIR", rt.svc, 1);
+	PWRAP_LOG(PWRAP_LOG_DEBUG, "runtime directory %s%s", rt.svc,
+		  rt.keep ? " (kept: PAM_WRAPPER_KEEP_DIR=1)" : "");
+	rc = 0;
+out:
+	free(tmpl);
+	free(inc);
+	return rc;
+}
+
+__attribute__((destructor)) static void runtime_destructor(void)
+{
+	/* Only the creating process removes it; forked children share it. */
+	if (rt.top != NULL && !rt.keep && rt.owner == getpid()) {
+		pwrap_rmtree(rt.top);
+	}
+}
+
+static int has_libpam(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *slash;
+
+	(void)size;
+	(void)data;
+	if (info->dlpi_name == NULL) {
+		return 0;
+	}
+	slash = strrchr(info->dlpi_name, '/');
+	return strncmp(slash ? slash + 1 : info->dlpi_name, "libpam.so", 9) == 0;
+}
+
+void pwrap_runtime_early(void)
+{
+	const char *svcdir;
+	struct stat st;
+
+	if (!dl_iterate_phdr(has_libpam, NULL)) {
+		return;	/* no PAM here (yet): stay out of the way */
+	}
+	svcdir = getenv("PAM_WRAPPER_SERVICE_DIR");
+	if (svcdir != NULL && (stat(svcdir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+		svcdir = NULL;
+	}
+	rt_lock();
+	runtime_ensure(svcdir);
+	rt_unlock();
+}
+
+/* ---- source lookup and rewriting ---------------------------------------- */
+
+/*
+ * Finds the file libpam should see for `name` (a file name without '/'):
+ * a test's own file in services/ wins; otherwise services/ is synced from
+ * svcdir.  Returns a malloc'd path and its signature, or NULL if none.
+ */
+static char *source_for(const char *svcdir, const char *name,
+			struct pwrap_sig *sig)
+{
+	struct pwrap_copy *c = copy_find(name);
+	struct pwrap_sig rsig, ssig;
+	char *rpath = join(rt.svc, name);
+	char *spath = join(svcdir, name);
+	bool have_r, have_s;
+
+	if (rpath == NULL || spath == NULL) {
+		goto none;
+	}
+	have_r = sig_of(rpath, &rsig);
+	if (have_r && (c == NULL || !sig_eq(&rsig, &c->copy))) {
+		goto use_r;	/* written or edited by the test */
+	}
+	have_s = sig_of(spath, &ssig);
+	if (have_s) {
+		if (!have_r || c == NULL || !sig_eq(&ssig, &c->src)) {
+			if (copy_in(spath, name, &ssig) != 0 ||
+			    !sig_of(rpath, &rsig)) {
+				goto none;
+			}
+		}
+		goto use_r;
+	}
+	if (have_r) {
+		unlink(rpath);	/* our copy of a file that is gone */
+	}
+	copy_drop(name);
+none:
+	free(rpath);
+	free(spath);
+	return NULL;
+use_r:
+	*sig = rsig;
+	free(spath);
+	return rpath;
+}
+
+/* Source of an include target: absolute as written, relative inside the
+ * runtime/service dirs (never /etc/pam.d). */
+static char *include_source(const char *svcdir, const char *target,
+			    struct pwrap_sig *sig)
+{
+	char *p;
+
+	if (target[0] == '/') {
+		p = strdup(target);
+	} else if (name_is_plain(target)) {
+		return source_for(svcdir, target, sig);
+	} else {
+		p = join(rt.svc, target);
+		if (p != NULL && !sig_of(p, sig)) {
+			free(p);
+			p = join(svcdir, target);
+		}
+	}
+	if (p != NULL && !sig_of(p, sig)) {
+		free(p);
+		p = NULL;
+	}
+	return p;
+}
+
+static char *include_gpath(const char *target)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = strlen(target);
+	char *esc = malloc(n * 3 + 1);
+	char *g = NULL;
+	size_t i, j = 0;
+
+	if (esc == NULL) {
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)target[i];
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		    (c == '.' && i > 0)) {
+			esc[j++] = (char)c;
+		} else {
+			esc[j++] = '%';
+			esc[j++] = hex[c >> 4];
+			esc[j++] = hex[c & 15];
+		}
+	}
+	esc[j] = '\0';
+	if (asprintf(&g, "%s/inc/%s", rt.conf, esc) < 0) {
+		g = NULL;
+	}
+	free(esc);
+	return g;
+}
+
+struct walk {
+	const char *svcdir;
+	char **seen;		/* conf/ paths visited in this walk */
+	size_t n_seen;
+	char **incs;		/* include targets of the file being rewritten */
+	size_t n_incs;
+	int failed;
+};
+
+static int strv_add(char ***v, size_t *n, const char *s)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (nv == NULL) {
+		return -1;
+	}
+	*v = nv;
+	nv[*n] = strdup(s);
+	if (nv[*n] == NULL) {
+		return -1;
+	}
+	(*n)++;
+	return 0;
+}
+
+static char *cb_include(void *ctx, const char *target, const char *src,
+			unsigned line)
+{
+	struct walk *w = ctx;
+
+	(void)src;
+	(void)line;
+	if (strv_add(&w->incs, &w->n_incs, target) != 0) {
+		w->failed = 1;
+		return NULL;
+	}
+	return include_gpath(target);
+}
+
+static char *cb_module(void *ctx, const char *module, const char *src,
+		       unsigned line)
+{
+	char *p = NULL;
+
+	(void)ctx;
+	if (strchr(module, '/') != NULL || rt.moddir == NULL) {
+		return NULL;
+	}
+	if (rt.sysmoddir != NULL && (p = join(rt.sysmoddir, module)) != NULL &&
+	    access(p, F_OK) == 0) {
+		free(p);
+		return NULL;	/* the system has it: libpam finds it */
+	}
+	free(p);
+	p = join(rt.moddir, module);
+	if (p != NULL && access(p, F_OK) == 0) {
+		return p;
+	}
+	PWRAP_LOG(PWRAP_LOG_WARN, "%s:%u: module %s is neither in %s nor in %s",
+		  src, line, module, rt.sysmoddir ? rt.sysmoddir : "?",
+		  rt.moddir);
+	free(p);
+	return NULL;
+}
+
+static struct pwrap_gen *gen_find(const char *gpath)
+{
+	struct pwrap_gen *g;
+
+	for (g = rt.gens; g != NULL; g = g->next) {
+		if (strcmp(g->gpath, gpath) == 0) {
+			return g;
+		}
+	}
+	return NULL;
+}
+
+static void gen_drop(const char *gpath)
+{
+	struct pwrap_gen **pp;
+
+	for (pp = &rt.gens; *pp != NULL; pp = &(*pp)->next) {
+		if (strcmp((*pp)->gpath, gpath) == 0) {
+			struct pwrap_gen *g = *pp;
+
+			*pp = g->next;
+			gen_free_one(g);
+			return;
+		}
+	}
+}
+
+static int walk_file(struct walk *w, const char *gpath, char *src,
+		     const struct pwrap_sig *sig);
+
+/* Brings conf/inc/<target> up to date (recursively). */
+static void walk_include(struct walk *w, const char *target,
+			 const char *from)
+{
+	struct pwrap_sig sig;
+	char *gpath = include_gpath(target);
+	char *src;
+
+	if (gpath == NULL) {
+		w->failed = 1;
+		return;
+	}
+	src = include_source(w->svcdir, target, &sig);
+	if (src == NULL) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target '%s' not found "
+			  "in %s or %s; the stack including it fails",
+			  from, target, rt.svc, w->svcdir);
+		gen_drop(gpath);
+		unlink(gpath);
+		free(gpath);
+		return;
+	}
+	walk_file(w, gpath, src, &sig);
+	free(gpath);
+}
+
+/* Rewrites src into gpath unless the cached copy is current; takes src. */
+static int walk_file(struct walk *w, const char *gpath, char *src,
+		     const struct pwrap_sig *sig)
+{
+	struct pwrap_rewrite_ops ops = {
+		.include_target = cb_include,
+		.module_path = cb_module,
+		.ctx = w,
+	};
+	struct pwrap_gen *g;
+	char *in = NULL;
+	char *out = NULL;
+	char **incs = NULL;
+	size_t n_incs = 0;
+	size_t len = 0, out_len = 0, i;
+	int rc = -1;
+
+	for (i = 0; i < w->n_seen; i++) {
+		if (strcmp(w->seen[i], gpath) == 0) {
+			free(src);
+			return 0;	/* include cycle: libpam limits depth */
+		}
+	}
+	if (strv_add(&w->seen, &w->n_seen, gpath) != 0) {
+		goto out;
+	}
+	g = gen_find(gpath);
+	if (g == NULL || strcmp(g->src, src) != 0 || !sig_eq(&g->sig, sig)) {
+		if (read_file(src, &in, &len) != 0) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "cannot read %s: %s", src,
+				  strerror(errno));
+			goto out;
+		}
+		w->incs = NULL;
+		w->n_incs = 0;
+		if (pwrap_rewrite_service(in, len, src, &ops, &out,
+					  &out_len) != 0 || w->failed) {
+			incs = w->incs;
+			n_incs = w->n_incs;
+			goto out;
+		}
+		incs = w->incs;
+		n_incs = w->n_incs;
+		w->incs = NULL;
+		if (write_atomic(gpath, out, out_len) != 0) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "cannot write %s: %s", gpath,
+				  strerror(errno));
+			goto out;
+		}
+		if (g == NULL) {
+			g = calloc(1, sizeof(*g));
+			if (g == NULL || (g->gpath = strdup(gpath)) == NULL) {
+				free(g);
+				goto out;
+			}
+			g->next = rt.gens;
+			rt.gens = g;
+		}
+		for (i = 0; i < g->n_incs; i++) {
+			free(g->incs[i]);
+		}
+		free(g->incs);
+		free(g->src);
+		g->incs = incs;
+		g->n_incs = n_incs;
+		incs = NULL;
+		n_incs = 0;
+		g->src = src;
+		src = NULL;
+		g->sig = *sig;
+		PWRAP_LOG(PWRAP_LOG_TRACE, "rewrote %s into %s", g->src, gpath);
+	}
+	for (i = 0; i < g->n_incs; i++) {
+		walk_include(w, g->incs[i], g->src);
+	}
+	rc = 0;
+out:
+	for (i = 0; i < n_incs; i++) {
+		free(incs[i]);
+	}
+	free(incs);
+	free(in);
+	free(out);
+	free(src);
+	return rc;
+}
+
+/* Brings conf/<name> up to date; returns 1 if present, 0 if not, -1 error. */
+static int walk_service(struct walk *w, const char *name)
+{
+	struct pwrap_sig sig;
+	char *gpath = join(rt.conf, name);
+	char *src;
+	int rc;
+
+	if (gpath == NULL) {
+		return -1;
+	}
+	src = source_for(w->svcdir, name, &sig);
+	if (src == NULL) {
+		gen_drop(gpath);
+		unlink(gpath);
+		free(gpath);
+		return 0;
+	}
+	rc = walk_file(w, gpath, src, &sig) == 0 ? 1 : -1;
+	free(gpath);
+	return rc;
+}
+
+/* An empty conf/other, for a service dir that has none. */
+static int other_placeholder(void)
+{
+	static const char text[] = "# no 'other' in the service directory\n";
+	char *gpath = join(rt.conf, "other");
+	int rc;
+
+	if (gpath == NULL) {
+		return -1;
+	}
+	rc = access(gpath, F_OK) == 0 ||
+	     write_atomic(gpath, text, sizeof(text) - 1) == 0 ? 1 : -1;
+	free(gpath);
+	return rc;
+}
+
+/* libpam's view of a service name: the part after the last '/', lowercase. */
+static char *service_file_name(const char *service)
+{
+	const char *slash = strrchr(service, '/');
+	char *name = strdup(slash ? slash + 1 : service);
+	char *c;
+
+	if (name == NULL) {
+		return NULL;
+	}
+	for (c = name; *c != '\0'; c++) {
+		if (*c >= 'A' && *c <= 'Z') {
+			*c = (char)(*c - 'A' + 'a');
+		}
+	}
+	return name;
+}
+
+int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
+{
+	struct walk w = { 0 };
+	struct stat st;
+	char *name = NULL;
+	size_t i;
+	int found;
+	int rc = PAM_ABORT;
+
+	*confdir = NULL;
+	if (svcdir == NULL) {
+		svcdir = getenv("PAM_WRAPPER_SERVICE_DIR");
+	}
+	if (svcdir == NULL || svcdir[0] == '\0') {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "PAM_WRAPPER=1 but "
+			  "PAM_WRAPPER_SERVICE_DIR is not set; refusing to "
+			  "use the system's PAM configuration");
+		return PAM_ABORT;
+	}
+	if (stat(svcdir, &st) != 0 || access(svcdir, R_OK | X_OK) != 0) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: %s", svcdir,
+			  strerror(errno));
+		return PAM_ABORT;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: not a "
+			  "directory", svcdir);
+		return PAM_ABORT;
+	}
+	if (service == NULL) {
+		return PAM_SYSTEM_ERR;
+	}
+	name = service_file_name(service);
+	if (name == NULL) {
+		return PAM_BUF_ERR;
+	}
+
+	rt_lock();
+	if (runtime_ensure(svcdir) != 0) {
+		goto out;
+	}
+	w.svcdir = svcdir;
+	found = name_is_plain(name) ? walk_service(&w, name) : 0;
+	if (found >= 0 && strcmp(name, "other") != 0) {
+		int other = walk_service(&w, "other");
+
+		if (found == 1 && other == 0) {
+			/* libpam always reads "other" too and logs an error
+			 * when it is missing; an empty one means the same. */
+			found = other_placeholder();
+		} else if (found == 0 && other == 0) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "no service file '%s' and no "
+				  "'other' in %s (or %s)", name, svcdir,
+				  rt.svc);
+		} else if (found == 0 || other < 0) {
+			found = other;
+		}
+	}
+	if (found < 0 || w.failed) {
+		goto out;
+	}
+	*confdir = strdup(rt.conf);
+	rc = *confdir ? PAM_SUCCESS : PAM_BUF_ERR;
+	PWRAP_LOG(PWRAP_LOG_DEBUG, "service '%s' from %s via %s", name, svcdir,
+		  rt.conf);
+out:
+	rt_unlock();
+	for (i = 0; i < w.n_seen; i++) {
+		free(w.seen[i]);
+	}
+	free(w.seen);
+	for (i = 0; i < w.n_incs; i++) {
+		free(w.incs[i]);
+	}
+	free(w.incs);
+	free(name);
+	return rc;
+}
