@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libpamtest: runs a list of PAM operations in one transaction and compares
+ * each result with the expected one (see include/libpamtest.h and
+ * libpamtest(3)).  The built-in conversation answers prompts from the
+ * caller's NULL-terminated answer lists and copies messages into the caller's
+ * NULL-terminated buffer arrays, never past either end.  Its state lives in
+ * the frame of the running call; before the call returns the handle is either
+ * ended or, when kept, given a conversation without state, so a kept handle
+ * never points into a dead frame.
+ */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <security/pam_appl.h>
+
+#include "libpamtest.h"
+
+/*
+ * State of the built-in conversation for one call.  data is the caller's
+ * (may be NULL); the indexes say how many answers and buffers this call has
+ * used so far.
+ */
+struct pamtest_conv_state {
+	struct pamtest_conv_data *data;
+	size_t echo_off_idx;
+	size_t echo_on_idx;
+	size_t err_idx;
+	size_t info_idx;
+};
+
+/* The next answer of a NULL-terminated list, or NULL when there is none. */
+static const char *next_answer(const char **answers, size_t *idx)
+{
+	if (answers == NULL || answers[*idx] == NULL) {
+		return NULL;
+	}
+	return answers[(*idx)++];
+}
+
+/*
+ * Copy msg into the next buffer of a NULL-terminated array of
+ * PAM_MAX_MSG_SIZE buffers; drop it when there is no buffer left.
+ */
+static void copy_message(char **bufs, size_t *idx, const char *msg)
+{
+	char *dst;
+	size_t len;
+
+	if (bufs == NULL || bufs[*idx] == NULL) {
+		return;
+	}
+	dst = bufs[(*idx)++];
+	if (msg == NULL) {
+		msg = "";
+	}
+	len = strnlen(msg, PAM_MAX_MSG_SIZE - 1);
+	memcpy(dst, msg, len);
+	dst[len] = '\0';
+}
+
+/* Free a reply array; answers may be passwords, so wipe them first. */
+static void free_reply(struct pam_response *reply, int num_msg)
+{
+	for (int i = 0; i < num_msg; i++) {
+		if (reply[i].resp != NULL) {
+			explicit_bzero(reply[i].resp, strlen(reply[i].resp));
+			free(reply[i].resp);
+		}
+	}
+	free(reply);
+}
+
+/*
+ * The built-in conversation.  appdata_ptr is a struct pamtest_conv_state, or
+ * NULL for a handle no call is running on: then every prompt fails and
+ * messages are dropped.  The reply array and its strings are allocated here
+ * and owned by the caller (Linux-PAM) on success.
+ */
+static int pamtest_builtin_conv(int num_msg, const struct pam_message **msg,
+				struct pam_response **resp, void *appdata_ptr)
+{
+	struct pamtest_conv_state *st = appdata_ptr;
+	struct pamtest_conv_data *data = st != NULL ? st->data : NULL;
+	struct pamtest_conv_state none = { .data = NULL };
+	struct pam_response *reply = NULL;
+	int rv = PAM_CONV_ERR;
+
+	if (resp == NULL) {
+		return PAM_CONV_ERR;
+	}
+	*resp = NULL;
+	if (msg == NULL || num_msg <= 0) {
+		return PAM_CONV_ERR;
+	}
+	if (st == NULL) {
+		st = &none;
+	}
+
+	reply = calloc((size_t)num_msg, sizeof(*reply));
+	if (reply == NULL) {
+		return PAM_BUF_ERR;
+	}
+
+	for (int i = 0; i < num_msg; i++) {
+		const struct pam_message *m = msg[i];
+		const char *answer;
+
+		if (m == NULL) {
+			rv = PAM_CONV_ERR;
+			goto out;
+		}
+		switch (m->msg_style) {
+		case PAM_PROMPT_ECHO_OFF:
+		case PAM_PROMPT_ECHO_ON:
+			if (m->msg_style == PAM_PROMPT_ECHO_OFF) {
+				answer = next_answer(data ? data->in_echo_off : NULL,
+						     &st->echo_off_idx);
+			} else {
+				answer = next_answer(data ? data->in_echo_on : NULL,
+						     &st->echo_on_idx);
+			}
+			if (answer == NULL) {
+				rv = PAM_CONV_ERR;
+				goto out;
+			}
+			reply[i].resp = strdup(answer);
+			if (reply[i].resp == NULL) {
+				rv = PAM_BUF_ERR;
+				goto out;
+			}
+			break;
+		case PAM_ERROR_MSG:
+			copy_message(data ? data->out_err : NULL, &st->err_idx,
+				     m->msg);
+			break;
+		case PAM_TEXT_INFO:
+			copy_message(data ? data->out_info : NULL, &st->info_idx,
+				     m->msg);
+			break;
+		default:
+			rv = PAM_CONV_ERR;
+			goto out;
+		}
+	}
+
+	*resp = reply;
+	reply = NULL;
+	rv = PAM_SUCCESS;
+out:
+	if (reply != NULL) {
+		free_reply(reply, num_msg);
+	}
+	return rv;
+}
+
+/* What a kept handle is left with: no state, so nothing can dangle. */
+static const struct pam_conv detached_conv = {
+	.conv = pamtest_builtin_conv,
+	.appdata_ptr = NULL,
+};
+
+/*
+ * Run one case.  Returns PAMTEST_ERR_OP for an unknown operation, else
+ * PAMTEST_ERR_OK with tc->op_rv set.
+ */
+static enum pamtest_err run_case(pam_handle_t *ph, struct pam_testcase *tc,
+				 bool *keep)
+{
+	switch (tc->pam_operation) {
+	case PAMTEST_AUTHENTICATE:
+		tc->op_rv = pam_authenticate(ph, tc->flags);
+		break;
+	case PAMTEST_SETCRED:
+		tc->op_rv = pam_setcred(ph, tc->flags);
+		break;
+	case PAMTEST_ACCOUNT:
+		tc->op_rv = pam_acct_mgmt(ph, tc->flags);
+		break;
+	case PAMTEST_OPEN_SESSION:
+		tc->op_rv = pam_open_session(ph, tc->flags);
+		break;
+	case PAMTEST_CLOSE_SESSION:
+		tc->op_rv = pam_close_session(ph, tc->flags);
+		break;
+	case PAMTEST_CHAUTHTOK:
+		tc->op_rv = pam_chauthtok(ph, tc->flags);
+		break;
+	case PAMTEST_GETENVLIST:
+		/* pam_getenvlist() gives NULL only when out of memory. */
+		tc->case_out.envlist = pam_getenvlist(ph);
+		tc->op_rv = tc->case_out.envlist != NULL ? PAM_SUCCESS : PAM_BUF_ERR;
+		break;
+	case PAMTEST_KEEPHANDLE:
+		tc->case_out.ph = ph;
+		tc->op_rv = PAM_SUCCESS;
+		*keep = true;
+		break;
+	default:
+		return PAMTEST_ERR_OP;
+	}
+	return PAMTEST_ERR_OK;
+}
+
+/*
+ * The common driver.  conv is installed for this call (pam_start() of a new
+ * handle, pam_set_item() on a given one); NULL keeps a given handle's
+ * conversation.  keep_conv is installed on a kept handle before returning;
+ * NULL leaves the call's conversation there (it then holds only the
+ * caller's own pointers).  Whatever happens, the handle is ended before
+ * returning unless a KEEPHANDLE case ran and keep_conv could be installed.
+ */
+static enum pamtest_err pamtest_run(const char *service, const char *user,
+				    const struct pam_conv *conv,
+				    const struct pam_conv *keep_conv,
+				    struct pam_testcase test_cases[],
+				    size_t num_test_cases, pam_handle_t *ph)
+{
+	enum pamtest_err perr = PAMTEST_ERR_OK;
+	int last_rv = PAM_SUCCESS;
+	bool keep = false;
+	size_t ran = 0;
+	int rv;
+
+	if (ph == NULL) {
+		if (test_cases == NULL && num_test_cases > 0) {
+			return PAMTEST_ERR_INTERNAL;
+		}
+		rv = pam_start(service, user, conv, &ph);
+		if (rv != PAM_SUCCESS || ph == NULL) {
+			/* Linux-PAM frees the handle of a failed pam_start(). */
+			return PAMTEST_ERR_START;
+		}
+	} else {
+		if (test_cases == NULL && num_test_cases > 0) {
+			perr = PAMTEST_ERR_INTERNAL;
+			goto end;
+		}
+		if (conv != NULL) {
+			rv = pam_set_item(ph, PAM_CONV, conv);
+			if (rv != PAM_SUCCESS) {
+				perr = PAMTEST_ERR_INTERNAL;
+				last_rv = rv;
+				goto end;
+			}
+		}
+	}
+
+	for (ran = 0; ran < num_test_cases; ran++) {
+		struct pam_testcase *tc = &test_cases[ran];
+
+		perr = run_case(ph, tc, &keep);
+		if (perr != PAMTEST_ERR_OK) {
+			break;
+		}
+		last_rv = tc->op_rv;
+		if (tc->op_rv != tc->expected_rv) {
+			perr = PAMTEST_ERR_CASE;
+			ran++;
+			break;
+		}
+	}
+
+	if (keep) {
+		if (keep_conv == NULL ||
+		    pam_set_item(ph, PAM_CONV, keep_conv) == PAM_SUCCESS) {
+			return perr;
+		}
+		/*
+		 * The handle would keep pointing into this frame: end it
+		 * rather than hand out something that crashes later.
+		 */
+		for (size_t i = 0; i < ran; i++) {
+			if (test_cases[i].pam_operation == PAMTEST_KEEPHANDLE) {
+				test_cases[i].case_out.ph = NULL;
+			}
+		}
+		if (perr == PAMTEST_ERR_OK) {
+			perr = PAMTEST_ERR_KEEPHANDLE;
+		}
+	}
+
+end:
+	rv = pam_end(ph, last_rv);
+	if (rv != PAM_SUCCESS) {
+		return PAMTEST_ERR_END;
+	}
+	return perr;
+}
+
+enum pamtest_err _pamtest(const char *service,
+			  const char *user,
+			  struct pamtest_conv_data *conv_data,
+			  struct pam_testcase test_cases[],
+			  size_t num_test_cases,
+			  pam_handle_t *pam_handle)
+{
+	/* Lives only as long as this call; see pamtest_run(). */
+	struct pamtest_conv_state state = { .data = conv_data };
+	const struct pam_conv conv = {
+		.conv = pamtest_builtin_conv,
+		.appdata_ptr = &state,
+	};
+
+	return pamtest_run(service, user, &conv, &detached_conv,
+			   test_cases, num_test_cases, pam_handle);
+}
+
+enum pamtest_err _pamtest_conv(const char *service,
+			       const char *user,
+			       pam_conv_fn conv_fn,
+			       void *conv_userdata,
+			       struct pam_testcase test_cases[],
+			       size_t num_test_cases,
+			       pam_handle_t *pam_handle)
+{
+	const struct pam_conv conv = {
+		.conv = conv_fn,
+		.appdata_ptr = conv_userdata,
+	};
+	const struct pam_conv *install = &conv;
+
+	if (conv_fn == NULL) {
+		install = pam_handle != NULL ? NULL : &detached_conv;
+	}
+	/* The caller's function and data stay on a kept handle: they are theirs. */
+	return pamtest_run(service, user, install, NULL,
+			   test_cases, num_test_cases, pam_handle);
+}
+
+const struct pam_testcase *
+_pamtest_failed_case(struct pam_testcase test_cases[], size_t num_test_cases)
+{
+	if (test_cases == NULL) {
+		return NULL;
+	}
+	for (size_t i = 0; i < num_test_cases; i++) {
+		if (test_cases[i].op_rv != test_cases[i].expected_rv) {
+			return &test_cases[i];
+		}
+	}
+	return NULL;
+}
+
+const char *pamtest_strerror(enum pamtest_err perr)
+{
+	switch (perr) {
+	case PAMTEST_ERR_OK:
+		return "Success";
+	case PAMTEST_ERR_START:
+		return "pam_start failed()";
+	case PAMTEST_ERR_CASE:
+		return "Unexpected testcase result";
+	case PAMTEST_ERR_OP:
+		return "Could not run a test case";
+	case PAMTEST_ERR_END:
+		return "pam_end failed()";
+	case PAMTEST_ERR_KEEPHANDLE:
+	case PAMTEST_ERR_INTERNAL:
+		return "Internal libpamtest error";
+	}
+	return "Unknown";
+}
+
+void pamtest_free_env(char **envlist)
+{
+	if (envlist == NULL) {
+		return;
+	}
+	/* The environment may carry PAM_AUTHTOK (pam_get_items): wipe it. */
+	for (size_t i = 0; envlist[i] != NULL; i++) {
+		explicit_bzero(envlist[i], strlen(envlist[i]));
+		free(envlist[i]);
+	}
+	free(envlist);
+}
