@@ -1,0 +1,695 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pam_matrix through the real libpam: authentication, account, session and
+ * credential groups, every return code they document, the options, and
+ * every kind of bad passdb input (which must be skipped with a
+ * "file:line: reason" log line, never crash).  Password changes are tested
+ * in test_pam_matrix_chauthtok.c, big files in test_pam_matrix_big.c.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "modtest.h"
+
+static int setup(void **state)
+{
+	struct mt_env *t = calloc(1, sizeof(*t));
+
+	if (t == NULL) {
+		return -1;
+	}
+	mt_init(t);
+	mt_log_clear();
+	unsetenv("PAM_MATRIX_PASSWD");
+	*state = t;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct mt_env *t = *state;
+
+	mt_cleanup(t);
+	free(t);
+	mt_log_clear();
+	unsetenv("PAM_MATRIX_PASSWD");
+	return 0;
+}
+
+/* Service "svc": pam_matrix in all four groups with passdb= and OPTS. */
+static void matrix_service(const struct mt_env *t, const char *opts)
+{
+	mt_service(t, "svc",
+		   "auth     required %s/pam_matrix.so passdb=%s %s\n"
+		   "account  required %s/pam_matrix.so passdb=%s %s\n"
+		   "password required %s/pam_matrix.so passdb=%s %s\n"
+		   "session  required %s/pam_matrix.so passdb=%s %s\n",
+		   t->moddir, t->passdb, opts, t->moddir, t->passdb, opts,
+		   t->moddir, t->passdb, opts, t->moddir, t->passdb, opts);
+}
+
+/* Authenticates USER with PASSWORD on service "svc"; returns the result. */
+static int auth_as(const struct mt_env *t, const char *user,
+		   const char *password)
+{
+	struct mt_conv c;
+	int rv;
+
+	mt_conv_init(&c, 1, password);
+	rv = mt_run(t, "svc", user, &c, MT_AUTH, 0);
+	mt_conv_free(&c);
+	return rv;
+}
+
+/* Asserts that a "<passdb>:LINE: REASON" message was logged. */
+static void assert_logged_line(const struct mt_env *t, unsigned line,
+			       const char *reason)
+{
+	char want[PATH_MAX + 128];
+
+	snprintf(want, sizeof(want), "%s:%u: %s", t->passdb, line, reason);
+	if (!mt_log_has(want)) {
+		mt_log_dump();
+		fail_msg("no log line \"%s\"", want);
+	}
+}
+
+/* ---- authentication ---------------------------------------------------- */
+
+static void auth_success(void **state)
+{
+	struct mt_env *t = *state;
+	struct mt_conv c;
+
+	mt_passdb(t, "alice:secret:svc\n");
+	matrix_service(t, "");
+	mt_conv_init(&c, 1, "secret");
+	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
+			 PAM_SUCCESS);
+	assert_int_equal(c.nmsgs, 1);
+	assert_string_equal(mt_msg(&c, 0), "P:Password: ");
+	assert_int_equal(c.max_per_call, 1);
+	mt_conv_free(&c);
+}
+
+static void auth_wrong_password(void **state)
+{
+	struct mt_env *t = *state;
+
+	mt_passdb(t, "alice:secret:svc\n");
+	matrix_service(t, "");
+	assert_int_equal(auth_as(t, "alice", "Wr0ngPw"), PAM_AUTH_ERR);
+	assert_int_equal(auth_as(t, "alice", "secre"), PAM_AUTH_ERR);
+	assert_int_equal(auth_as(t, "alice", "secrets"), PAM_AUTH_ERR);
+	assert_int_equal(auth_as(t, "alice", ""), PAM_AUTH_ERR);
+	/* Never a password in the log. */
+	assert_false(mt_log_has("secret"));
+	assert_false(mt_log_has("Wr0ngPw"));
+	assert_false(mt_log_has("secre"));
+}
+
+static void auth_unknown_user(void **state)
+{
+	struct mt_env *t = *state;
+	struct mt_conv c;
+
+	mt_passdb(t, "alice:secret:svc\nalicex:secret:svc\n");
+	matrix_service(t, "");
+	mt_conv_init(&c, 1, "secret");
+	/* Asked anyway, then refused like a wrong password. */
+	assert_int_equal(mt_run(t, "svc", "bob", &c, MT_AUTH, 0),
+			 PAM_AUTH_ERR);
+	assert_string_equal(mt_msg(&c, 0), "P:Password: ");
+	mt_conv_free(&c);
+	/* A prefix of a user name is not that user. */
+	assert_int_equal(auth_as(t, "alic", "secret"), PAM_AUTH_ERR);
+	/* Nor is a name that would split the line differently. */
+	assert_int_equal(auth_as(t, "alice:secret", "svc"), PAM_AUTH_ERR);
+}
+
+static void auth_no_answer(void **state)
+{
+	struct mt_env *t = *state;
+	struct mt_conv c;
+
+	mt_passdb(t, "alice:secret:svc\n");
+	matrix_service(t, "");
+
+	/* The conversation fails. */
+	mt_conv_init(&c, 0);
+	c.fail = true;
+	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
+			 PAM_CRED_ERR);
+	mt_conv_free(&c);
+
+	/* It succeeds but gives no string. */
+	mt_conv_init(&c, 1, NULL);
+	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
+			 PAM_CRED_ERR);
+	mt_conv_free(&c);
+}
+
+static void auth_no_user(void **state)
+{
+	struct mt_env *t = *state;
+	struct mt_conv c;
+
+	mt_passdb(t, "alice:secret:svc\n");
+	matrix_service(t, "");
+	mt_conv_init(&c, 1, "secret");
+	assert_int_equal(mt_run(t, "svc", NULL, &c, MT_AUTH, 0),
+			 PAM_BAD_ITEM);
+	/* No prompt for a user name, nor for a password. */
+	assert_int_equal(c.nmsgs, 0);
+	assert_int_equal(mt_run(t, "svc", "", &c, MT_AUTH, 0), PAM_BAD_ITEM);
+	mt_conv_free(&c);
+}
+
+static void auth_no_passdb(void **state)
+{
+	struct mt_env *t = *state;
+	struct mt_conv c;
+
+	mt_service(t, "svc", "auth required %s/pam_matrix.so\n", t->moddir);
+	mt_conv_init(&c, 1, "secret");
+	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
+			 PAM_AUTHINFO_UNAVAIL);
+	assert_int_equal(c.nmsgs, 0);
+	assert_true(mt_log_has("PAM_MATRIX_PASSWD"));
+	/* An empty variable is no passdb either. */
+	setenv("PAM_MATRIX_PASSWD", "", 1);
+	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
+			 PAM_AUTHINFO_UNAVAIL);
+	mt_conv_free(&c);
+}
+
+static void auth_passdb_from_env(void **state)
+{
+	struct mt_env *t = *state;
+	char other[PATH_MAX];
+
+	mt_passdb(t, "alice:secret:svc\n");
+	mt_write(t, "other", "alice:other:svc\n", 16);
+	mt_path(t, "other", other);
+
+	setenv("PAM_MATRIX_PASSWD", t->passdb, 1);
+	mt_service(t, "svc", "auth required %s/pam_matrix.so\n", t->moddir);
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+
+	/* The option wins over the environment. */
+	mt_service(t, "svc", "auth required %s/pam_matrix.so passdb=%s\n",
+		   t->moddir, other);
+	assert_int_equal(auth_as(t, "alice", "other"), PAM_SUCCESS);
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_AUTH_ERR);
+}
+
+static void auth_missing_file(void **state)
+{
+	struct mt_env *t = *state;
+	struct mt_conv c;
+	char want[PATH_MAX + 64];
+
+	matrix_service(t, "");
+	mt_conv_init(&c, 1, "secret");
+	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
+			 PAM_AUTHINFO_UNAVAIL);
+	assert_int_equal(c.nmsgs, 0);
+	mt_conv_free(&c);
+	snprintf(want, sizeof(want), "%s: cannot open passdb", t->passdb);
+	assert_true(mt_log_has(want));
+
+	/* A directory is not a passdb. */
+	mt_service(t, "svc", "auth required %s/pam_matrix.so passdb=%s\n",
+		   t->moddir, t->dir);
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_AUTHINFO_UNAVAIL);
+}
+
+static void auth_bad_options(void **state)
+{
+	struct mt_env *t = *state;
+
+	mt_passdb(t, "alice:secret:svc\n");
+	/* passdb= without a path is a configuration error. */
+	mt_service(t, "svc", "auth required %s/pam_matrix.so passdb=\n",
+		   t->moddir);
+	setenv("PAM_MATRIX_PASSWD", t->passdb, 1);
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SERVICE_ERR);
+	assert_true(mt_log_has("passdb="));
+
+	/* Unknown options are logged and ignored. */
+	matrix_service(t, "frobnicate use_first_pass");
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	assert_true(mt_log_has("unknown option \"frobnicate\""));
+	assert_true(mt_log_has("unknown option \"use_first_pass\""));
+
+	/* The last passdb= counts. */
+	mt_service(t, "svc",
+		   "auth required %s/pam_matrix.so passdb=/nonexistent "
+		   "passdb=%s\n",
+		   t->moddir, t->passdb);
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+}
+
+static void auth_echo(void **state)
+{
+	struct mt_env *t = *state;
+	struct mt_conv c;
+
+	mt_passdb(t, "alice:secret:svc\n");
+	matrix_service(t, "echo");
+	mt_conv_init(&c, 1, "secret");
+	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
+			 PAM_SUCCESS);
+	assert_string_equal(mt_msg(&c, 0), "p:Password: ");
+	mt_conv_free(&c);
+}
+
+static void auth_verbose(void **state)
+{
+	struct mt_env *t = *state;
+	struct mt_conv c;
+
+	mt_passdb(t, "alice:secret:svc\n");
+	matrix_service(t, "verbose");
+
+	mt_conv_init(&c, 1, "secret");
+	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
+			 PAM_SUCCESS);
+	assert_int_equal(c.nmsgs, 2);
+	assert_string_equal(mt_msg(&c, 0), "P:Password: ");
+	assert_string_equal(mt_msg(&c, 1), "I:Authentication succeeded");
+	mt_conv_free(&c);
+
+	mt_conv_init(&c, 1, "wrong");
+	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
+			 PAM_AUTH_ERR);
+	assert_int_equal(c.nmsgs, 2);
+	assert_string_equal(mt_msg(&c, 1), "E:Authentication failed");
+	mt_conv_free(&c);
+
+	/* Without verbose: no messages besides the prompt. */
+	matrix_service(t, "");
+	mt_conv_init(&c, 1, "wrong");
+	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
+			 PAM_AUTH_ERR);
+	assert_int_equal(c.nmsgs, 1);
+	mt_conv_free(&c);
+}
+
+/* PAM_AUTHTOK stays set for the modules after pam_matrix. */
+static void auth_keeps_authtok(void **state)
+{
+	struct mt_env *t = *state;
+	struct mt_conv c;
+	pam_handle_t *pamh;
+	const char *v;
+
+	mt_passdb(t, "alice:secret:svc\n");
+	mt_service(t, "svc",
+		   "auth required %s/pam_matrix.so passdb=%s\n"
+		   "auth required %s/pam_get_items.so\n",
+		   t->moddir, t->passdb, t->moddir);
+	mt_conv_init(&c, 1, "secret");
+	pamh = mt_start(t, "svc", "alice", &c);
+	assert_int_equal(pam_authenticate(pamh, 0), PAM_SUCCESS);
+	v = pam_getenv(pamh, "PAM_AUTHTOK");
+	assert_non_null(v);
+	assert_string_equal(v, "secret");
+	assert_int_equal(pam_end(pamh, PAM_SUCCESS), PAM_SUCCESS);
+	mt_conv_free(&c);
+}
+
+/* Answers longer than upstream's 1024-byte buffer are taken whole. */
+static void auth_long_password(void **state)
+{
+	struct mt_env *t = *state;
+	size_t n = 3000;
+	char *pw = malloc(n + 1);
+	char *line = NULL;
+
+	assert_non_null(pw);
+	memset(pw, 'x', n);
+	pw[n] = '\0';
+	assert_true(asprintf(&line, "alice:%s:svc\n", pw) > 0);
+	mt_passdb(t, line);
+	matrix_service(t, "");
+	assert_int_equal(auth_as(t, "alice", pw), PAM_SUCCESS);
+	/* Same first 1024 bytes, different length: refused. */
+	pw[1024] = '\0';
+	assert_int_equal(auth_as(t, "alice", pw), PAM_AUTH_ERR);
+	pw[1024] = 'x';
+	pw[n - 1] = 'y';
+	assert_int_equal(auth_as(t, "alice", pw), PAM_AUTH_ERR);
+	free(line);
+	free(pw);
+}
+
+/* ---- passdb parsing ----------------------------------------------------- */
+
+static void passdb_comments(void **state)
+{
+	struct mt_env *t = *state;
+
+	mt_passdb(t, "# users\n#alice:bad:svc\nalice:secret:svc\n#\n");
+	matrix_service(t, "");
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	assert_int_equal(auth_as(t, "alice", "bad"), PAM_AUTH_ERR);
+	/* A commented-out line is no user, even named with the '#'. */
+	assert_int_equal(auth_as(t, "#alice", "bad"), PAM_AUTH_ERR);
+	/* Comments are not complaints. */
+	assert_int_equal(mt_log_count() > 0 && mt_log_has(":1:"), false);
+}
+
+static void passdb_first_match_wins(void **state)
+{
+	struct mt_env *t = *state;
+
+	mt_passdb(t, "bob:one:svc\nalice:first:svc\nalice:second:svc\n");
+	matrix_service(t, "");
+	assert_int_equal(auth_as(t, "alice", "first"), PAM_SUCCESS);
+	assert_int_equal(auth_as(t, "alice", "second"), PAM_AUTH_ERR);
+	assert_int_equal(auth_as(t, "bob", "one"), PAM_SUCCESS);
+}
+
+static void passdb_blank_lines(void **state)
+{
+	struct mt_env *t = *state;
+
+	/* Upstream crashed on the first of these. */
+	mt_passdb(t, "\n  \t \nalice:secret:svc\n\n");
+	matrix_service(t, "");
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	assert_logged_line(t, 1, "blank line");
+	assert_logged_line(t, 2, "blank line");
+	assert_int_equal(auth_as(t, "nobody", "x"), PAM_AUTH_ERR);
+	assert_logged_line(t, 4, "blank line");
+}
+
+static void passdb_short_lines(void **state)
+{
+	struct mt_env *t = *state;
+
+	mt_passdb(t, "alice\nalice:secret\nalice:secret:svc\n");
+	matrix_service(t, "");
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	assert_logged_line(t, 1, "too few fields");
+	assert_logged_line(t, 2, "too few fields");
+
+	/* A short line alone means an unknown user. */
+	mt_passdb(t, "alice:secret");
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_AUTH_ERR);
+}
+
+static void passdb_other_bad_lines(void **state)
+{
+	struct mt_env *t = *state;
+
+	mt_passdb(t, "alice:x:y:svc\n:secret:svc\nalice:secret:svc\n");
+	matrix_service(t, "");
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	assert_logged_line(t, 1, "too many fields");
+	assert_logged_line(t, 2, "empty user name");
+	/* The empty name never matches the empty-named line. */
+	assert_int_equal(auth_as(t, "", "secret"), PAM_BAD_ITEM);
+}
+
+static void passdb_crlf(void **state)
+{
+	struct mt_env *t = *state;
+
+	mt_passdb(t, "alice:secret:svc\r\nalice:good:svc\n");
+	matrix_service(t, "");
+	/* The CRLF line is skipped, not read as password "secret" or
+	 * service "svc\r". */
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_AUTH_ERR);
+	assert_int_equal(auth_as(t, "alice", "good"), PAM_SUCCESS);
+	assert_logged_line(t, 1, "CRLF");
+
+	mt_passdb(t, "alice:secret:svc\r\n");
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_AUTH_ERR);
+}
+
+static void passdb_overlong_line(void **state)
+{
+	struct mt_env *t = *state;
+	size_t n = 20000;
+	char *buf = malloc(n + 64);
+
+	assert_non_null(buf);
+	/* alice:<20000 x>:svc, then a normal alice line. */
+	memcpy(buf, "alice:", 6);
+	memset(buf + 6, 'x', n);
+	strcpy(buf + 6 + n, ":svc\nalice:secret:svc\n");
+	mt_passdb(t, buf);
+	matrix_service(t, "");
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	assert_logged_line(t, 1, "line longer than");
+
+	/* A line just at the limit (8192 bytes) is fine. */
+	memcpy(buf, "alice:", 6);
+	memset(buf + 6, 'x', 8192 - 10);
+	strcpy(buf + 6 + 8192 - 10, ":svc\n");
+	assert_int_equal(strlen(buf), 8193);
+	mt_passdb(t, buf);
+	buf[6 + 8192 - 10] = '\0';
+	assert_int_equal(auth_as(t, "alice", buf + 6), PAM_SUCCESS);
+	free(buf);
+}
+
+static void passdb_nul_byte(void **state)
+{
+	struct mt_env *t = *state;
+	static const char data[] = "alice:sec\0ret:svc\nbob:x\0:svc\n"
+				   "alice:secret:svc\n";
+
+	mt_write(t, "passdb", data, sizeof(data) - 1);
+	matrix_service(t, "");
+	assert_int_equal(auth_as(t, "alice", "sec"), PAM_AUTH_ERR);
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	assert_logged_line(t, 1, "NUL byte");
+	assert_int_equal(auth_as(t, "bob", "x"), PAM_AUTH_ERR);
+	assert_logged_line(t, 2, "NUL byte");
+}
+
+static void passdb_odd_files(void **state)
+{
+	struct mt_env *t = *state;
+
+	matrix_service(t, "");
+	/* Empty file: nobody is known. */
+	mt_passdb(t, "");
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_AUTH_ERR);
+	/* No newline at the end of the last line. */
+	mt_passdb(t, "bob:x:svc\nalice:secret:svc");
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	/* Empty password and empty service fields are allowed. */
+	mt_passdb(t, "alice::");
+	assert_int_equal(auth_as(t, "alice", ""), PAM_SUCCESS);
+	assert_int_equal(auth_as(t, "alice", "x"), PAM_AUTH_ERR);
+	/* Only comments and junk. */
+	mt_passdb(t, "#\n\n:\n::\n\r\n");
+	assert_int_equal(auth_as(t, "alice", ""), PAM_AUTH_ERR);
+}
+
+/* A passdb that is not a regular file is read whole, not mapped. */
+static void passdb_not_regular(void **state)
+{
+	struct mt_env *t = *state;
+
+	mt_service(t, "svc", "auth required %s/pam_matrix.so passdb=%s\n",
+		   t->moddir, "/dev/null");
+	assert_int_equal(auth_as(t, "alice", "secret"), PAM_AUTH_ERR);
+}
+
+/* ---- account ------------------------------------------------------------ */
+
+static int acct_as(const struct mt_env *t, const char *service,
+		   const char *user)
+{
+	struct mt_conv c;
+	int rv;
+
+	mt_conv_init(&c, 0);
+	rv = mt_run(t, service, user, &c, MT_ACCT, 0);
+	assert_int_equal(c.nmsgs, 0);
+	mt_conv_free(&c);
+	return rv;
+}
+
+static void account(void **state)
+{
+	struct mt_env *t = *state;
+
+	mt_passdb(t, "alice:secret:svc\nbob:secret:other\n"
+		     "carol:secret:MixedCase\n");
+	matrix_service(t, "");
+	mt_service(t, "mixedcase",
+		   "account required %s/pam_matrix.so passdb=%s\n", t->moddir,
+		   t->passdb);
+
+	assert_int_equal(acct_as(t, "svc", "alice"), PAM_SUCCESS);
+	assert_int_equal(acct_as(t, "svc", "bob"), PAM_PERM_DENIED);
+	assert_int_equal(acct_as(t, "svc", "nobody"), PAM_PERM_DENIED);
+	assert_int_equal(acct_as(t, "svc", NULL), PAM_BAD_ITEM);
+	/* libpam lowercases "MixedCase"; the passdb keeps the case. */
+	assert_int_equal(acct_as(t, "MixedCase", "carol"), PAM_SUCCESS);
+	assert_int_equal(acct_as(t, "mixedcase", "carol"), PAM_SUCCESS);
+	assert_int_equal(acct_as(t, "mixedcase", "alice"), PAM_PERM_DENIED);
+}
+
+static void account_no_passdb(void **state)
+{
+	struct mt_env *t = *state;
+
+	matrix_service(t, "");
+	assert_int_equal(acct_as(t, "svc", "alice"), PAM_AUTHINFO_UNAVAIL);
+	mt_service(t, "svc", "account required %s/pam_matrix.so\n",
+		   t->moddir);
+	assert_int_equal(acct_as(t, "svc", "alice"), PAM_AUTHINFO_UNAVAIL);
+	setenv("PAM_MATRIX_PASSWD", t->passdb, 1);
+	mt_passdb(t, "alice:secret:svc\n");
+	assert_int_equal(acct_as(t, "svc", "alice"), PAM_SUCCESS);
+}
+
+/* Account checks skip bad lines the same way. */
+static void account_bad_lines(void **state)
+{
+	struct mt_env *t = *state;
+
+	mt_passdb(t, "\nalice:secret:other\r\nalice\nalice:secret:svc\n");
+	matrix_service(t, "");
+	assert_int_equal(acct_as(t, "svc", "alice"), PAM_SUCCESS);
+	assert_logged_line(t, 1, "blank line");
+	assert_logged_line(t, 2, "CRLF");
+	assert_logged_line(t, 3, "too few fields");
+}
+
+/* ---- session and credentials ------------------------------------------- */
+
+static void session(void **state)
+{
+	struct mt_env *t = *state;
+	struct mt_conv c;
+	pam_handle_t *pamh;
+
+	matrix_service(t, "");
+	mt_conv_init(&c, 0);
+	pamh = mt_start(t, "svc", "alice", &c);
+	assert_null(pam_getenv(pamh, "HOMEDIR"));
+	assert_int_equal(pam_open_session(pamh, 0), PAM_SUCCESS);
+	assert_non_null(pam_getenv(pamh, "HOMEDIR"));
+	assert_string_equal(pam_getenv(pamh, "HOMEDIR"), "/home/alice");
+	assert_int_equal(pam_close_session(pamh, 0), PAM_SUCCESS);
+	assert_null(pam_getenv(pamh, "HOMEDIR"));
+	/* Closing again is harmless. */
+	assert_int_equal(pam_close_session(pamh, 0), PAM_SUCCESS);
+	assert_int_equal(pam_end(pamh, PAM_SUCCESS), PAM_SUCCESS);
+	assert_int_equal(c.nmsgs, 0);
+
+	assert_int_equal(mt_run(t, "svc", NULL, &c, MT_OPEN, 0), PAM_BAD_ITEM);
+	mt_conv_free(&c);
+}
+
+static void setcred(void **state)
+{
+	struct mt_env *t = *state;
+	struct mt_conv c;
+	pam_handle_t *pamh;
+
+	matrix_service(t, "");
+	mt_conv_init(&c, 0);
+	pamh = mt_start(t, "svc", "alice", &c);
+	assert_int_equal(pam_setcred(pamh, PAM_ESTABLISH_CRED), PAM_SUCCESS);
+	assert_non_null(pam_getenv(pamh, "CRED"));
+	assert_string_equal(pam_getenv(pamh, "CRED"), "/tmp/alice");
+	assert_int_equal(pam_setcred(pamh, PAM_REFRESH_CRED), PAM_SUCCESS);
+	assert_string_equal(pam_getenv(pamh, "CRED"), "/tmp/alice");
+	assert_int_equal(pam_setcred(pamh, PAM_DELETE_CRED), PAM_SUCCESS);
+	assert_null(pam_getenv(pamh, "CRED"));
+	assert_int_equal(pam_setcred(pamh, PAM_DELETE_CRED), PAM_SUCCESS);
+	assert_int_equal(pam_end(pamh, PAM_SUCCESS), PAM_SUCCESS);
+
+	assert_int_equal(mt_run(t, "svc", NULL, &c, MT_SETCRED, 0),
+			 PAM_BAD_ITEM);
+	mt_conv_free(&c);
+}
+
+/* A whole login: auth, account, setcred, session, as sshd would. */
+static void full_transaction(void **state)
+{
+	struct mt_env *t = *state;
+	struct mt_conv c;
+	pam_handle_t *pamh;
+	char **env;
+	size_t n = 0;
+
+	mt_passdb(t, "alice:secret:svc\n");
+	matrix_service(t, "");
+	mt_conv_init(&c, 1, "secret");
+	pamh = mt_start(t, "svc", "alice", &c);
+	assert_int_equal(pam_authenticate(pamh, 0), PAM_SUCCESS);
+	assert_int_equal(pam_acct_mgmt(pamh, 0), PAM_SUCCESS);
+	assert_int_equal(pam_setcred(pamh, PAM_ESTABLISH_CRED), PAM_SUCCESS);
+	assert_int_equal(pam_open_session(pamh, 0), PAM_SUCCESS);
+	env = pam_getenvlist(pamh);
+	assert_non_null(env);
+	for (char **e = env; *e != NULL; e++) {
+		if (strcmp(*e, "HOMEDIR=/home/alice") == 0 ||
+		    strcmp(*e, "CRED=/tmp/alice") == 0) {
+			n++;
+		}
+		free(*e);
+	}
+	free(env);
+	assert_int_equal(n, 2);
+	assert_int_equal(pam_close_session(pamh, 0), PAM_SUCCESS);
+	assert_int_equal(pam_end(pamh, PAM_SUCCESS), PAM_SUCCESS);
+	mt_conv_free(&c);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(auth_success),
+		T(auth_wrong_password),
+		T(auth_unknown_user),
+		T(auth_no_answer),
+		T(auth_no_user),
+		T(auth_no_passdb),
+		T(auth_passdb_from_env),
+		T(auth_missing_file),
+		T(auth_bad_options),
+		T(auth_echo),
+		T(auth_verbose),
+		T(auth_keeps_authtok),
+		T(auth_long_password),
+		T(passdb_comments),
+		T(passdb_first_match_wins),
+		T(passdb_blank_lines),
+		T(passdb_short_lines),
+		T(passdb_other_bad_lines),
+		T(passdb_crlf),
+		T(passdb_overlong_line),
+		T(passdb_nul_byte),
+		T(passdb_odd_files),
+		T(passdb_not_regular),
+		T(account),
+		T(account_no_passdb),
+		T(account_bad_lines),
+		T(session),
+		T(setcred),
+		T(full_transaction),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
