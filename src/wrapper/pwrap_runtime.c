@@ -6,7 +6,7 @@
  *   services/  exported as PAM_WRAPPER_RUNTIME_DIR: copies of the service dir's
  *              files, which tests written for upstream read and add to;
  *   conf/      what pam_start_confdir() is given: rewritten service files
- *              (see pwrap_conf.c), conf/inc/ the rewritten included files.
+ *              (see pwrap_conf.c), conf/.inc/ the rewritten included files (a name no service can have).
  *
  * Sources are looked up at each pam_start: a file a test wrote (or changed)
  * in services/ wins; otherwise services/ mirrors PAM_WRAPPER_SERVICE_DIR as
@@ -43,6 +43,7 @@
 #include "pwrap_private.h"
 
 #define PWRAP_MAX_SERVICE_FILE (4 * 1024 * 1024)
+#define PWRAP_MAX_INCLUDE_DEPTH 32
 
 struct pwrap_sig {
 	dev_t dev;
@@ -694,7 +695,7 @@ static int runtime_ensure(const char *svcdir)
 	tmpl = NULL;
 	rt.svc = join(rt.top, "services");
 	rt.conf = join(rt.top, "conf");
-	inc = rt.conf ? join(rt.conf, "inc") : NULL;
+	inc = rt.conf ? join(rt.conf, ".inc") : NULL;
 	if (rt.svc == NULL || inc == NULL || mkdir(rt.svc, 0755) != 0 ||
 	    mkdir(rt.conf, 0755) != 0 || mkdir(inc, 0755) != 0) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot set up %s: %s", rt.top,
@@ -857,7 +858,7 @@ static char *include_gpath(const char *target)
 		}
 	}
 	esc[j] = '\0';
-	if (asprintf(&g, "%s/inc/%s", rt.conf, esc) < 0) {
+	if (asprintf(&g, "%s/.inc/%s", rt.conf, esc) < 0) {
 		g = NULL;
 	}
 	free(esc);
@@ -870,7 +871,10 @@ struct walk {
 	size_t n_seen;
 	char **incs;		/* include targets of the file being rewritten */
 	size_t n_incs;
+	const char *stack[PWRAP_MAX_INCLUDE_DEPTH];	/* current include chain */
+	size_t depth;
 	int failed;
+	int cycle;		/* libpam would recurse until the stack overflows */
 };
 
 static int strv_add(char ***v, size_t *n, const char *s)
@@ -1002,15 +1006,34 @@ static int walk_file(struct walk *w, const char *gpath, char *src,
 	size_t len = 0, out_len = 0, i;
 	int rc = -1;
 
+	for (i = 0; i < w->depth; i++) {
+		if (strcmp(w->stack[i], gpath) == 0) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include cycle (it "
+				  "includes itself through %zu file(s)); "
+				  "refusing it, libpam would crash", src,
+				  w->depth - i - 1);
+			w->cycle = 1;
+			free(src);
+			return -1;
+		}
+	}
+	if (w->depth == PWRAP_MAX_INCLUDE_DEPTH) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: includes nested deeper than "
+			  "%d levels", src, PWRAP_MAX_INCLUDE_DEPTH);
+		w->cycle = 1;
+		free(src);
+		return -1;
+	}
 	for (i = 0; i < w->n_seen; i++) {
 		if (strcmp(w->seen[i], gpath) == 0) {
 			free(src);
-			return 0;	/* include cycle: libpam limits depth */
+			return 0;	/* already brought up to date */
 		}
 	}
 	if (strv_add(&w->seen, &w->n_seen, gpath) != 0) {
 		goto out;
 	}
+	w->stack[w->depth++] = w->seen[w->n_seen - 1];
 	g = gen_find(gpath);
 	if (g == NULL || strcmp(g->src, src) != 0 || !sig_eq(&g->sig, sig)) {
 		if (read_file(src, &in, &len) != 0) {
@@ -1020,15 +1043,15 @@ static int walk_file(struct walk *w, const char *gpath, char *src,
 		}
 		w->incs = NULL;
 		w->n_incs = 0;
-		if (pwrap_rewrite_service(in, len, src, &ops, &out,
-					  &out_len) != 0 || w->failed) {
-			incs = w->incs;
-			n_incs = w->n_incs;
-			goto out;
-		}
+		i = pwrap_rewrite_service(in, len, src, &ops, &out, &out_len);
+		/* the include targets the callbacks collected are ours now */
 		incs = w->incs;
 		n_incs = w->n_incs;
 		w->incs = NULL;
+		w->n_incs = 0;
+		if (i != 0 || w->failed) {
+			goto out;
+		}
 		if (write_atomic(gpath, out, out_len) != 0) {
 			PWRAP_LOG(PWRAP_LOG_ERROR, "cannot write %s: %s", gpath,
 				  strerror(errno));
@@ -1062,6 +1085,9 @@ static int walk_file(struct walk *w, const char *gpath, char *src,
 	}
 	rc = 0;
 out:
+	if (w->depth > 0 && strcmp(w->stack[w->depth - 1], gpath) == 0) {
+		w->depth--;
+	}
 	for (i = 0; i < n_incs; i++) {
 		free(incs[i]);
 	}
@@ -1072,8 +1098,41 @@ out:
 	return rc;
 }
 
-/* Brings conf/<name> up to date; returns 1 if present, 0 if not, -1 error. */
-static int walk_service(struct walk *w, const char *name)
+/* Puts an empty file at gpath (once), recorded with an empty source. */
+static int placeholder(const char *gpath)
+{
+	static const char text[] = "# not in the service directory\n";
+	struct pwrap_gen *g = gen_find(gpath);
+
+	if (g != NULL && g->src[0] == '\0') {
+		return 0;
+	}
+	gen_drop(gpath);
+	g = calloc(1, sizeof(*g));
+	if (g == NULL || (g->gpath = strdup(gpath)) == NULL ||
+	    (g->src = strdup("")) == NULL) {
+		if (g != NULL) {
+			free(g->gpath);
+		}
+		free(g);
+		return -1;
+	}
+	if (write_atomic(gpath, text, sizeof(text) - 1) != 0) {
+		gen_free_one(g);
+		return -1;
+	}
+	g->next = rt.gens;
+	rt.gens = g;
+	return 0;
+}
+
+/*
+ * Brings conf/<name> up to date; returns 1 if present, 0 if not, -1 error.
+ * With `empty_if_missing`, a missing source gives an empty file: libpam
+ * always reads "other" too and logs an error when it is missing, and
+ * replacing (not unlinking) keeps concurrent pam_start()s from seeing a gap.
+ */
+static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
 {
 	struct pwrap_sig sig;
 	char *gpath = join(rt.conf, name);
@@ -1085,28 +1144,17 @@ static int walk_service(struct walk *w, const char *name)
 	}
 	src = source_for(w->svcdir, name, &sig);
 	if (src == NULL) {
-		gen_drop(gpath);
-		unlink(gpath);
+		if (empty_if_missing) {
+			rc = placeholder(gpath);
+		} else {
+			gen_drop(gpath);
+			unlink(gpath);
+			rc = 0;
+		}
 		free(gpath);
-		return 0;
+		return rc;
 	}
 	rc = walk_file(w, gpath, src, &sig) == 0 ? 1 : -1;
-	free(gpath);
-	return rc;
-}
-
-/* An empty conf/other, for a service dir that has none. */
-static int other_placeholder(void)
-{
-	static const char text[] = "# no 'other' in the service directory\n";
-	char *gpath = join(rt.conf, "other");
-	int rc;
-
-	if (gpath == NULL) {
-		return -1;
-	}
-	rc = access(gpath, F_OK) == 0 ||
-	     write_atomic(gpath, text, sizeof(text) - 1) == 0 ? 1 : -1;
 	free(gpath);
 	return rc;
 }
@@ -1148,14 +1196,14 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 			  "use the system's PAM configuration");
 		return PAM_ABORT;
 	}
+	if (stat(svcdir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: not a "
+			  "directory", svcdir);
+		return PAM_ABORT;
+	}
 	if (stat(svcdir, &st) != 0 || access(svcdir, R_OK | X_OK) != 0) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: %s", svcdir,
 			  strerror(errno));
-		return PAM_ABORT;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: not a "
-			  "directory", svcdir);
 		return PAM_ABORT;
 	}
 	if (service == NULL) {
@@ -1171,14 +1219,12 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 		goto out;
 	}
 	w.svcdir = svcdir;
-	found = name_is_plain(name) ? walk_service(&w, name) : 0;
+	found = name_is_plain(name) ? walk_service(&w, name, false) : 0;
 	if (found >= 0 && strcmp(name, "other") != 0) {
-		int other = walk_service(&w, "other");
+		int other = walk_service(&w, "other", found == 1);
 
-		if (found == 1 && other == 0) {
-			/* libpam always reads "other" too and logs an error
-			 * when it is missing; an empty one means the same. */
-			found = other_placeholder();
+		if (found == 1 && other >= 0) {
+			/* fine: the service, and "other" or its stand-in */
 		} else if (found == 0 && other == 0) {
 			PWRAP_LOG(PWRAP_LOG_ERROR, "no service file '%s' and no "
 				  "'other' in %s (or %s)", name, svcdir,
@@ -1187,7 +1233,7 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 			found = other;
 		}
 	}
-	if (found < 0 || w.failed) {
+	if (found < 0 || w.failed || w.cycle) {
 		goto out;
 	}
 	*confdir = strdup(rt.conf);

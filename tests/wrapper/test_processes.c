@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Process-level tests of libpam_wrapper.so: each test runs wrapped child
+ * processes (tests/wrapper/pwrap_client, or /bin/sh) with a private TMPDIR
+ * and checks what they leave there: nothing for a process that never uses
+ * PAM, nothing after exit, _exit, exec or SIGKILL, and 200 concurrent wrapped
+ * processes all succeed.  This binary itself is not preloaded.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "test_common.h"
+
+extern char **environ;
+
+struct ctx {
+	char *tmp;	/* the children's TMPDIR */
+	char *svc;	/* their PAM_WRAPPER_SERVICE_DIR */
+	char **env;
+};
+
+static char **make_env(const struct ctx *c, bool enabled)
+{
+	size_t n = 0, i, j = 0;
+	char **env;
+
+	while (environ[n] != NULL) {
+		n++;
+	}
+	env = calloc(n + 8, sizeof(*env));
+	assert_non_null(env);
+	for (i = 0; i < n; i++) {
+		if (strncmp(environ[i], "TMPDIR=", 7) != 0 &&
+		    strncmp(environ[i], "PAM_WRAPPER", 11) != 0 &&
+		    strncmp(environ[i], "LD_PRELOAD=", 11) != 0) {
+			env[j++] = strdup(environ[i]);
+		}
+	}
+	assert_true(asprintf(&env[j++], "TMPDIR=%s", c->tmp) > 0);
+	assert_true(asprintf(&env[j++], "PAM_WRAPPER_SERVICE_DIR=%s", c->svc) > 0);
+	assert_true(asprintf(&env[j++], "LD_PRELOAD=%s", getenv("PWRAP_PRELOAD")) > 0);
+	env[j++] = strdup(enabled ? "PAM_WRAPPER=1" : "PAM_WRAPPER_UNUSED=1");
+	env[j++] = strdup("PWRAP_CLIENT_PASSWORD=secret");
+	env[j] = NULL;
+	return env;
+}
+
+static void free_env(char **env)
+{
+	size_t i;
+
+	for (i = 0; env[i] != NULL; i++) {
+		free(env[i]);
+	}
+	free(env);
+}
+
+static int setup(void **state)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+
+	c->tmp = pt_mkdtemp();
+	c->svc = pt_mkdtemp();
+	pt_write_file(c->svc, "permit", "auth required pam_permit.so\n"
+		      "account required pam_permit.so\n");
+	c->env = make_env(c, true);
+	*state = c;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct ctx *c = *state;
+
+	pt_rmtree(c->tmp);
+	pt_rmtree(c->svc);
+	free(c->tmp);
+	free(c->svc);
+	free_env(c->env);
+	free(c);
+	return 0;
+}
+
+static char *client_path(void)
+{
+	char *p = NULL;
+
+	assert_true(asprintf(&p, "%s/tests/wrapper/pwrap_client",
+			     getenv("PWRAP_BUILD_DIR")) > 0);
+	return p;
+}
+
+/* Spawns argv with env; stdout to *out_fd when out_fd is given. */
+static pid_t spawn(char *const argv[], char **env, int *out_fd)
+{
+	posix_spawn_file_actions_t fa;
+	int p[2] = { -1, -1 };
+	pid_t pid;
+
+	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+	if (out_fd != NULL) {
+		assert_int_equal(pipe(p), 0);
+		posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+		posix_spawn_file_actions_addclose(&fa, p[0]);
+		posix_spawn_file_actions_addclose(&fa, p[1]);
+	}
+	assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, env), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	if (out_fd != NULL) {
+		close(p[1]);
+		*out_fd = p[0];
+	}
+	return pid;
+}
+
+static int wait_status(pid_t pid)
+{
+	int st;
+
+	while (waitpid(pid, &st, 0) < 0) {
+		assert_int_equal(errno, EINTR);
+	}
+	return st;
+}
+
+/* Waits up to 10 s for dir to be empty (the watcher works after exit). */
+static int wait_empty(const char *dir)
+{
+	int i, n = 0;
+
+	for (i = 0; i < 1000; i++) {
+		n = pt_count_entries(dir);
+		if (n == 0) {
+			break;
+		}
+		usleep(10000);
+	}
+	return n;
+}
+
+static void test_runs_unprivileged_when_asked(void **state)
+{
+	(void)state;
+	if (getenv("PWRAP_AS_NOBODY") != NULL) {
+		assert_int_not_equal(getuid(), 0);
+		assert_int_not_equal(geteuid(), 0);
+	}
+}
+
+static void test_no_work_without_pam(void **state)
+{
+	struct ctx *c = *state;
+	char *argv[] = { "/bin/sh", "-c",
+			 "ls -A \"$TMPDIR\"; echo \"${PAM_WRAPPER_RUNTIME_DIR-unset}\"",
+			 NULL };
+	char buf[512] = { 0 };
+	ssize_t n;
+	int fd;
+	pid_t pid = spawn(argv, c->env, &fd);
+
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(WIFEXITED(wait_status(pid)));
+	assert_true(n > 0);
+	/* nothing in TMPDIR while it ran, and no runtime dir exported */
+	assert_string_equal(buf, "unset\n");
+	assert_int_equal(pt_count_entries(c->tmp), 0);
+}
+
+static void run_client_end(struct ctx *c, const char *end, bool sync_clean)
+{
+	char *client = client_path();
+	char *argv[] = { client, "permit", "alice", "auth,acct", (char *)end,
+			 NULL };
+	int st = wait_status(spawn(argv, c->env, NULL));
+
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	if (sync_clean) {
+		assert_int_equal(pt_count_entries(c->tmp), 0);
+	}
+	assert_int_equal(wait_empty(c->tmp), 0);
+	free(client);
+}
+
+static void test_clean_after_exit(void **state)
+{
+	run_client_end(*state, "exit", true);
+}
+
+static void test_clean_after__exit(void **state)
+{
+	run_client_end(*state, "_exit", false);
+}
+
+static void test_clean_after_exec(void **state)
+{
+	run_client_end(*state, "exec", false);
+}
+
+static void test_clean_after_sigkill(void **state)
+{
+	struct ctx *c = *state;
+	char *client = client_path();
+	char *argv[] = { client, "permit", "alice", "auth", "hang", NULL };
+	char buf[256] = { 0 };
+	size_t got = 0;
+	int fd, st;
+	pid_t pid = spawn(argv, c->env, &fd);
+
+	while (strstr(buf, "ready\n") == NULL && got < sizeof(buf) - 1) {
+		ssize_t n = read(fd, buf + got, sizeof(buf) - 1 - got);
+
+		assert_true(n > 0);
+		got += (size_t)n;
+	}
+	close(fd);
+	assert_int_equal(pt_count_entries(c->tmp), 1);	/* in use */
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	st = wait_status(pid);
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(wait_empty(c->tmp), 0);
+	free(client);
+}
+
+static void test_disabled_creates_nothing(void **state)
+{
+	struct ctx *c = *state;
+	char **env = make_env(c, false);
+	char *client = client_path();
+	char *argv[] = { client, "pwrap-passthrough", "pwrap-no-such-user",
+			 "auth", NULL };
+	int st;
+
+	pt_write_file(c->svc, "pwrap-passthrough", "auth required pam_permit.so\n");
+	st = wait_status(spawn(argv, env, NULL));
+	/* the system's configuration refused; nothing was redirected */
+	assert_true(WIFEXITED(st));
+	assert_int_not_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(pt_count_entries(c->tmp), 0);
+	free(client);
+	free_env(env);
+}
+
+#define NPROC 200
+
+static void test_200_concurrent(void **state)
+{
+	struct ctx *c = *state;
+	char *client = client_path();
+	char *argv[] = { client, "permit", "alice", "auth,acct", NULL };
+	pid_t pids[NPROC];
+	int i, ok = 0;
+
+	for (i = 0; i < NPROC; i++) {
+		pids[i] = spawn(argv, c->env, NULL);
+	}
+	for (i = 0; i < NPROC; i++) {
+		int st = wait_status(pids[i]);
+
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+			ok++;
+		}
+	}
+	assert_int_equal(ok, NPROC);
+	assert_int_equal(wait_empty(c->tmp), 0);
+	free(client);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(test_runs_unprivileged_when_asked),
+		T(test_no_work_without_pam),
+		T(test_clean_after_exit),
+		T(test_clean_after__exit),
+		T(test_clean_after_exec),
+		T(test_clean_after_sigkill),
+		T(test_disabled_creates_nothing),
+		T(test_200_concurrent),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * In-process tests of libpam_wrapper.so.  This binary links libpam and runs
+ * with LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER=1 and
+ * PAM_WRAPPER_SERVICE_DIR=tests/wrapper/services (see CMakeLists.txt); each
+ * test then points PAM_WRAPPER_SERVICE_DIR at its own temporary directory and
+ * drives the real libpam with stock modules from libpam-modules.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <regex.h>
+#include <security/pam_appl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "test_common.h"
+
+static int conv_fn(int n, const struct pam_message **msg,
+		   struct pam_response **resp, void *data)
+{
+	struct pam_response *r = calloc((size_t)n, sizeof(*r));
+	const char *pw = data;
+	int i;
+
+	if (r == NULL) {
+		return PAM_BUF_ERR;
+	}
+	for (i = 0; i < n; i++) {
+		if (msg[i]->msg_style == PAM_PROMPT_ECHO_OFF ||
+		    msg[i]->msg_style == PAM_PROMPT_ECHO_ON) {
+			r[i].resp = strdup(pw ? pw : "");
+		}
+	}
+	*resp = r;
+	return PAM_SUCCESS;
+}
+
+/* Runs pam_start + one operation + pam_end; returns the operation's code,
+ * or 1000 + pam_start's code when pam_start fails. */
+static int txn_pw(const char *service, const char *user, int op,
+		  const char *password)
+{
+	struct pam_conv c = { conv_fn, (void *)password };
+	pam_handle_t *ph = NULL;
+	int rc;
+
+	rc = pam_start(service, user, &c, &ph);
+	if (rc != PAM_SUCCESS) {
+		assert_null(ph);
+		return 1000 + rc;
+	}
+	switch (op) {
+	case 'a':
+		rc = pam_authenticate(ph, 0);
+		break;
+	case 'm':
+		rc = pam_acct_mgmt(ph, 0);
+		break;
+	case 's':
+		rc = pam_open_session(ph, 0);
+		break;
+	default:
+		fail_msg("bad op %c", op);
+	}
+	pam_end(ph, rc);
+	return rc;
+}
+
+static int txn(const char *service, int op)
+{
+	return txn_pw(service, "pwrap-no-such-user", op, NULL);
+}
+
+static int setup_dir(void **state)
+{
+	char *dir = pt_mkdtemp();
+
+	setenv("PAM_WRAPPER_SERVICE_DIR", dir, 1);
+	setenv("PAM_WRAPPER", "1", 1);
+	unsetenv("PAM_WRAPPER_DEBUGLEVEL");
+	*state = dir;
+	return 0;
+}
+
+static int teardown_dir(void **state)
+{
+	pt_rmtree(*state);
+	free(*state);
+	return 0;
+}
+
+/* Must run first: the directory exists before any pam_start, holding
+ * copies of the service dir the process started with (SSSD reads them,
+ * GLOME writes a file without a trailing newline and expects it used). */
+static void test_runtime_dir_before_first_start(void **state)
+{
+	const char *rd = getenv("PAM_WRAPPER_RUNTIME_DIR");
+	struct stat st;
+	char *copy, *mine;
+
+	(void)state;
+	assert_non_null(rd);
+	assert_int_equal(stat(rd, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(access(rd, W_OK), 0);
+	copy = pt_read_file_at(rd, "initial");
+	assert_non_null(copy);
+	mine = pt_read_file_at(getenv("PWRAP_SOURCE_DIR"),
+			       "tests/wrapper/services/initial");
+	assert_string_equal(copy, mine);
+	free(copy);
+	free(mine);
+}
+
+static void test_runtime_dir_written_by_test(void **state)
+{
+	const char *rd = getenv("PAM_WRAPPER_RUNTIME_DIR");
+
+	pt_write_file(*state, "glome", "auth required pam_deny.so\n");
+	assert_int_equal(txn("glome", 'a'), PAM_AUTH_ERR);
+	/* the test's own file in the runtime dir wins, no trailing newline */
+	pt_write_file(rd, "glome", "auth required pam_permit.so");
+	assert_int_equal(txn("glome", 'a'), PAM_SUCCESS);
+	pt_unlink_at(rd, "glome");
+}
+
+static void test_redirect(void **state)
+{
+	pt_write_file(*state, "permit", "auth required pam_permit.so\n"
+		      "account required pam_permit.so\n");
+	pt_write_file(*state, "deny", "auth required pam_deny.so\n"
+		      "account required pam_deny.so\n");
+	assert_int_equal(txn("permit", 'a'), PAM_SUCCESS);
+	assert_int_equal(txn("permit", 'm'), PAM_SUCCESS);
+	assert_int_equal(txn("deny", 'a'), PAM_AUTH_ERR);
+	assert_int_equal(txn("deny", 'm'), PAM_AUTH_ERR);
+	/* libpam lowercases and keeps the part after the last '/' */
+	assert_int_equal(txn("PERMIT", 'a'), PAM_SUCCESS);
+	assert_int_equal(txn("/usr/sbin/permit", 'a'), PAM_SUCCESS);
+}
+
+static void test_other_fallback(void **state)
+{
+	pt_write_file(*state, "other", "auth required pam_permit.so\n");
+	assert_int_equal(txn("pwrap-unknown-service", 'a'), PAM_SUCCESS);
+	pt_write_file(*state, "other", "auth required pam_deny.so\n");
+	assert_int_equal(txn("pwrap-unknown-service", 'a'), PAM_AUTH_ERR);
+}
+
+static void test_no_service_no_other(void **state)
+{
+	char *err;
+	int rc;
+
+	pt_stderr_begin();
+	rc = txn("pwrap-unknown-service", 'a');
+	err = pt_stderr_end();
+	assert_int_equal(rc, 1000 + PAM_ABORT);
+	assert_non_null(strstr(err, "PWRAP_ERROR["));
+	assert_non_null(strstr(err, "pwrap-unknown-service"));
+	assert_non_null(strstr(err, (char *)*state));
+	free(err);
+}
+
+/* Relative include/substack/@include resolve in our dir, not /etc/pam.d
+ * (whose common-* use pam_unix, which fails for a user that does not exist). */
+static void test_include_resolution(void **state)
+{
+	pt_write_file(*state, "inc", "auth include common-auth\n"
+		      "account substack common-account\n"
+		      "@include common-session\n");
+	pt_write_file(*state, "common-auth", "auth required pam_permit.so\n");
+	pt_write_file(*state, "common-account",
+		      "account required pam_permit.so\n");
+	pt_write_file(*state, "common-session",
+		      "session required pam_permit.so\n");
+	assert_int_equal(txn("inc", 'a'), PAM_SUCCESS);
+	assert_int_equal(txn("inc", 'm'), PAM_SUCCESS);
+	assert_int_equal(txn("inc", 's'), PAM_SUCCESS);
+	/* an edited include is picked up */
+	pt_write_file(*state, "common-auth", "auth required pam_deny.so\n");
+	assert_int_equal(txn("inc", 'a'), PAM_AUTH_ERR);
+}
+
+static void test_nested_and_absolute_include(void **state)
+{
+	char *abs = NULL;
+	char *svc = NULL;
+
+	pt_write_file(*state, "level2", "auth required pam_permit.so\n");
+	pt_write_file(*state, "level1", "auth include level2\n");
+	assert_true(asprintf(&abs, "%s/level1", (char *)*state) > 0);
+	assert_true(asprintf(&svc, "auth \\\n  include %s # absolute\n",
+			     abs) > 0);
+	pt_write_file(*state, "nested", svc);
+	assert_int_equal(txn("nested", 'a'), PAM_SUCCESS);
+	pt_write_file(*state, "level2", "auth required pam_deny.so\n");
+	assert_int_equal(txn("nested", 'a'), PAM_AUTH_ERR);
+	/* an include cycle neither hangs nor crashes */
+	pt_write_file(*state, "cycle", "auth include cycle\n");
+	assert_int_not_equal(txn("cycle", 'a'), PAM_SUCCESS);
+	free(abs);
+	free(svc);
+}
+
+static void test_include_missing(void **state)
+{
+	char *err;
+	int rc;
+
+	pt_write_file(*state, "inc", "auth include common-auth\n");
+	pt_stderr_begin();
+	rc = txn("inc", 'a');
+	err = pt_stderr_end();
+	/* never silently /etc/pam.d/common-auth */
+	assert_int_not_equal(rc, PAM_SUCCESS);
+	assert_non_null(strstr(err, "include target 'common-auth' not found"));
+	free(err);
+}
+
+static void test_env_changed_at_runtime(void **state)
+{
+	char *other = pt_mkdtemp();
+
+	pt_write_file(*state, "svc", "auth required pam_permit.so\n");
+	pt_write_file(other, "svc", "auth required pam_deny.so\n");
+	assert_int_equal(txn("svc", 'a'), PAM_SUCCESS);
+	setenv("PAM_WRAPPER_SERVICE_DIR", other, 1);
+	assert_int_equal(txn("svc", 'a'), PAM_AUTH_ERR);
+	setenv("PAM_WRAPPER_SERVICE_DIR", *state, 1);
+	assert_int_equal(txn("svc", 'a'), PAM_SUCCESS);
+	/* same size, rewritten in place: still noticed */
+	pt_write_file(*state, "svc", "auth required pam_deny.so  \n");
+	assert_int_equal(txn("svc", 'a'), PAM_AUTH_ERR);
+	/* a file that appears later is found; one removed is gone */
+	pt_write_file(*state, "late", "auth required pam_permit.so\n");
+	assert_int_equal(txn("late", 'a'), PAM_SUCCESS);
+	pt_unlink_at(*state, "late");
+	assert_int_equal(txn("late", 'a'), 1000 + PAM_ABORT);
+	pt_rmtree(other);
+	free(other);
+}
+
+static void test_missing_dir(void **state)
+{
+	struct pam_conv c = { conv_fn, NULL };
+	pam_handle_t *ph = (pam_handle_t *)&c;	/* must be reset to NULL */
+	char *err;
+	int rc;
+
+	(void)state;
+	setenv("PAM_WRAPPER_SERVICE_DIR", "/nonexistent/pwrap-dir", 1);
+	pt_stderr_begin();
+	rc = pam_start("svc", "u", &c, &ph);
+	err = pt_stderr_end();
+	assert_int_equal(rc, PAM_ABORT);
+	assert_null(ph);
+	assert_non_null(strstr(err, "PWRAP_ERROR["));
+	assert_non_null(strstr(err, "/nonexistent/pwrap-dir"));
+	free(err);
+
+	unsetenv("PAM_WRAPPER_SERVICE_DIR");
+	pt_stderr_begin();
+	rc = pam_start("svc", "u", &c, &ph);
+	err = pt_stderr_end();
+	assert_int_equal(rc, PAM_ABORT);
+	assert_non_null(strstr(err, "PAM_WRAPPER_SERVICE_DIR is not set"));
+	free(err);
+
+	/* a file, not a directory */
+	setenv("PAM_WRAPPER_SERVICE_DIR", "/etc/passwd", 1);
+	pt_stderr_begin();
+	rc = pam_start("svc", "u", &c, &ph);
+	err = pt_stderr_end();
+	assert_int_equal(rc, PAM_ABORT);
+	assert_non_null(strstr(err, "not a directory"));
+	free(err);
+}
+
+static void test_disabled_passthrough(void **state)
+{
+	int (*enabled)(void) = (int (*)(void))dlsym(RTLD_DEFAULT,
+						     "pam_wrapper_enabled");
+
+	pt_write_file(*state, "pwrap-passthrough",
+		      "auth required pam_permit.so\n");
+	assert_non_null(enabled);
+	assert_int_equal(enabled(), 1);
+	assert_int_equal(txn("pwrap-passthrough", 'a'), PAM_SUCCESS);
+	/* "0", or anything not starting with '1', is off: /etc/pam.d/other
+	 * (pam_unix or pam_deny) refuses a user that does not exist */
+	setenv("PAM_WRAPPER", "0", 1);
+	assert_int_equal(enabled(), 0);
+	assert_int_not_equal(txn("pwrap-passthrough", 'a'), PAM_SUCCESS);
+	unsetenv("PAM_WRAPPER");
+	assert_int_equal(enabled(), 0);
+	assert_int_not_equal(txn("pwrap-passthrough", 'a'), PAM_SUCCESS);
+	setenv("PAM_WRAPPER", "1", 1);
+	assert_int_equal(txn("pwrap-passthrough", 'a'), PAM_SUCCESS);
+}
+
+static void test_audit_open(void **state)
+{
+	int (*ao)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "audit_open");
+
+	(void)state;
+	assert_non_null(ao);
+	errno = 0;
+	assert_int_equal(ao(), -1);
+	assert_int_equal(errno, EPROTONOSUPPORT);
+}
+
+static void test_set_item_service_reload(void **state)
+{
+	struct pam_conv c = { conv_fn, NULL };
+	pam_handle_t *ph = NULL;
+
+	pt_write_file(*state, "first", "auth required pam_permit.so\n");
+	pt_write_file(*state, "second", "auth required pam_deny.so\n");
+	assert_int_equal(pam_start("first", "u", &c, &ph), PAM_SUCCESS);
+	assert_int_equal(pam_set_item(ph, PAM_SERVICE, "second"), PAM_SUCCESS);
+	assert_int_equal(pam_authenticate(ph, 0), PAM_AUTH_ERR);
+	pam_end(ph, PAM_SUCCESS);
+}
+
+static void test_app_confdir(void **state)
+{
+	struct pam_conv c = { conv_fn, NULL };
+	pam_handle_t *ph = NULL;
+	char *mine = pt_mkdtemp();
+
+	/* PAM_WRAPPER_SERVICE_DIR says deny; the app's own confdir wins */
+	pt_write_file(*state, "app", "auth required pam_deny.so\n");
+	pt_write_file(mine, "app", "auth include common-auth\n");
+	pt_write_file(mine, "common-auth", "auth required pam_permit.so\n");
+	assert_int_equal(pam_start_confdir("app", "u", &c, mine, &ph),
+			 PAM_SUCCESS);
+	assert_int_equal(pam_authenticate(ph, 0), PAM_SUCCESS);
+	pam_end(ph, PAM_SUCCESS);
+	assert_int_equal(txn("app", 'a'), PAM_AUTH_ERR);
+	pt_rmtree(mine);
+	free(mine);
+}
+
+static void test_module_name_resolution(void **state)
+{
+	char *svc = NULL;
+	char *passdb = NULL;
+
+	/* pam_matrix.so is not in the system module dir: it must resolve to
+	 * the build tree's lib/pam_wrapper/ */
+	assert_true(asprintf(&passdb, "%s/passdb", (char *)*state) > 0);
+	pt_write_file(*state, "passdb", "alice:secret:matrix\n");
+	assert_true(asprintf(&svc, "auth required pam_matrix.so passdb=%s\n"
+			     "account required pam_matrix.so passdb=%s\n",
+			     passdb, passdb) > 0);
+	pt_write_file(*state, "matrix", svc);
+	assert_int_equal(txn_pw("matrix", "alice", 'a', "secret"), PAM_SUCCESS);
+	assert_int_equal(txn_pw("matrix", "alice", 'a', "wrong"), PAM_AUTH_ERR);
+	assert_int_equal(txn_pw("matrix", "alice", 'm', NULL), PAM_SUCCESS);
+	free(svc);
+	free(passdb);
+}
+
+static void test_syslog_lines(void **state)
+{
+	regex_t re;
+	char *err;
+
+	pt_write_file(*state, "warn", "auth required pam_warn.so\n"
+		      "auth required pam_permit.so\n");
+	setenv("PAM_WRAPPER_DEBUGLEVEL", "1", 1);	/* pam_warn logs NOTICE */
+	pt_stderr_begin();
+	assert_int_equal(txn("warn", 'a'), PAM_SUCCESS);
+	err = pt_stderr_end();
+	assert_null(strstr(err, "SYSLOG("));
+	free(err);
+
+	setenv("PAM_WRAPPER_DEBUGLEVEL", "2", 1);
+	pt_stderr_begin();
+	assert_int_equal(txn("warn", 'a'), PAM_SUCCESS);
+	err = pt_stderr_end();
+	assert_int_equal(regcomp(&re, "^PWRAP_DEBUG\\[test_wrapper \\([0-9]+\\)\\]"
+				 " - SYSLOG\\(5\\): .*user=\\[pwrap-no-such-user\\]",
+				 REG_EXTENDED | REG_NEWLINE), 0);
+	assert_int_equal(regexec(&re, err, 0, NULL, 0), 0);
+	regfree(&re);
+	free(err);
+	unsetenv("PAM_WRAPPER_DEBUGLEVEL");
+}
+
+/* A module that logs the password gets it masked (pam_set_items puts
+ * $PAM_AUTHTOK into the item; pam_warn logs the user name, which here is
+ * the same string). */
+static void test_password_never_logged(void **state)
+{
+	char *err;
+
+	pt_write_file(*state, "leak", "auth required pam_set_items.so\n"
+		      "auth required pam_warn.so\n"
+		      "auth required pam_permit.so\n");
+	setenv("PAM_AUTHTOK", "Sup3rS3cret", 1);
+	setenv("PAM_WRAPPER_DEBUGLEVEL", "3", 1);
+	pt_stderr_begin();
+	assert_int_equal(txn_pw("leak", "Sup3rS3cret", 'a', NULL), PAM_SUCCESS);
+	err = pt_stderr_end();
+	assert_non_null(strstr(err, "SYSLOG(5)"));
+	assert_non_null(strstr(err, "user=[***]"));
+	assert_null(strstr(err, "Sup3rS3cret"));
+	free(err);
+	unsetenv("PAM_AUTHTOK");
+	unsetenv("PAM_WRAPPER_DEBUGLEVEL");
+}
+
+struct thr {
+	int ok;
+};
+
+static void *thread_main(void *arg)
+{
+	struct thr *t = arg;
+	int i;
+
+	for (i = 0; i < 40; i++) {
+		if (txn("permit", 'a') == PAM_SUCCESS &&
+		    txn("deny", 'a') == PAM_AUTH_ERR) {
+			t->ok++;
+		}
+	}
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	pthread_t th[8];
+	struct thr t[8];
+	int i;
+
+	pt_write_file(*state, "permit", "auth required pam_permit.so\n");
+	pt_write_file(*state, "deny", "auth required pam_deny.so\n");
+	for (i = 0; i < 8; i++) {
+		t[i].ok = 0;
+		assert_int_equal(pthread_create(&th[i], NULL, thread_main, &t[i]), 0);
+	}
+	for (i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(t[i].ok, 40);
+	}
+}
+
+static void test_fork(void **state)
+{
+	pid_t pid;
+	int st;
+
+	pt_write_file(*state, "permit", "auth required pam_permit.so\n");
+	assert_int_equal(txn("permit", 'a'), PAM_SUCCESS);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		_exit(txn("permit", 'a') == PAM_SUCCESS ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	/* the parent's directory survived the child */
+	assert_int_equal(txn("permit", 'a'), PAM_SUCCESS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_runtime_dir_before_first_start),
+#define T(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
+		T(test_runtime_dir_written_by_test),
+		T(test_redirect),
+		T(test_other_fallback),
+		T(test_no_service_no_other),
+		T(test_include_resolution),
+		T(test_nested_and_absolute_include),
+		T(test_include_missing),
+		T(test_env_changed_at_runtime),
+		T(test_missing_dir),
+		T(test_disabled_passthrough),
+		T(test_audit_open),
+		T(test_set_item_service_reload),
+		T(test_app_confdir),
+		T(test_module_name_resolution),
+		T(test_syslog_lines),
+		T(test_password_never_logged),
+		T(test_threads),
+		T(test_fork),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
