@@ -1,0 +1,920 @@
+/*
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * pypamtest: the CPython extension module over libpamtest.  It lets a Python
+ * test run a PAM transaction (a list of TestCase operations) against a
+ * service file, answering the module's prompts from lists of strings and
+ * collecting its info and error messages.  We drive the conversation
+ * ourselves through _pamtest_conv() so any number of prompts and messages
+ * work, a prompt with no answer left fails the conversation cleanly, and the
+ * GIL can be released around the whole PAM transaction: everything the
+ * conversation function touches while the GIL is released is plain C memory
+ * (answers copied before, messages converted after).
+ *
+ * Handle ownership (PAMTEST_KEEPHANDLE): a kept pam_handle_t is wrapped in a
+ * capsule named "pypamtest.pam_handle".  The capsule's context is
+ * &handle_owned while the capsule owns the handle; its destructor then calls
+ * pam_end(ph, PAM_SUCCESS).  Passing the capsule as handle= hands the handle
+ * to libpamtest (which ends it unless the run keeps it again), so the
+ * capsule's context is cleared first and the capsule is "consumed": it can
+ * be neither reused nor ended twice.  When the run keeps the same handle
+ * again, the same capsule is re-armed and put on the new KEEPHANDLE case.
+ */
+
+#define _GNU_SOURCE 1
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <security/pam_appl.h>
+
+#include "libpamtest.h"
+
+#define HANDLE_CAPSULE_NAME "pypamtest.pam_handle"
+
+/* The capsule context that marks "this capsule owns its PAM handle". */
+static char handle_owned;
+
+static PyObject *PamTestError; /* pypamtest.PamTestError, an OSError */
+
+/* ------------------------------------------------------------------ */
+/* Conversation: plain C, runs without the GIL.                        */
+
+struct str_list {
+	char **v; /* heap strings, owned by the list */
+	size_t n;
+	size_t cap;
+};
+
+struct answer_queue {
+	char **v; /* heap copies of the answers; wiped and freed by us */
+	size_t n;
+	size_t next;
+};
+
+struct conv_ctx {
+	struct answer_queue echo_off;
+	struct answer_queue echo_on;
+	struct str_list info;
+	struct str_list errors;
+	bool oom;
+};
+
+static int str_list_append(struct str_list *l, const char *s)
+{
+	char *copy = NULL;
+
+	if (l->n == l->cap) {
+		size_t ncap = l->cap == 0 ? 16 : l->cap * 2;
+		char **nv = realloc(l->v, ncap * sizeof(*nv));
+
+		if (nv == NULL) {
+			return -1;
+		}
+		l->v = nv;
+		l->cap = ncap;
+	}
+	copy = strdup(s != NULL ? s : "");
+	if (copy == NULL) {
+		return -1;
+	}
+	l->v[l->n++] = copy;
+	return 0;
+}
+
+static void str_list_free(struct str_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i]);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static void answer_queue_free(struct answer_queue *q)
+{
+	for (size_t i = 0; i < q->n; i++) {
+		if (q->v[i] != NULL) {
+			explicit_bzero(q->v[i], strlen(q->v[i]));
+			free(q->v[i]);
+		}
+	}
+	free(q->v);
+	memset(q, 0, sizeof(*q));
+}
+
+/* Frees a response array we built but did not hand over; answers are wiped. */
+static void responses_free(struct pam_response *resp, int num_msg)
+{
+	for (int i = 0; i < num_msg; i++) {
+		if (resp[i].resp != NULL) {
+			explicit_bzero(resp[i].resp, strlen(resp[i].resp));
+			free(resp[i].resp);
+		}
+	}
+	free(resp);
+}
+
+/*
+ * The PAM conversation.  userdata is a struct conv_ctx, or NULL for a kept
+ * handle that is parked between runs (every conversation then fails).  On
+ * success the response array and its strings belong to the caller (the
+ * module), as PAM requires.
+ */
+static int pypamtest_conv(int num_msg, const struct pam_message **msgs,
+			  struct pam_response **resp_out, void *userdata)
+{
+	struct conv_ctx *ctx = userdata;
+	struct pam_response *resp = NULL;
+	int rv = PAM_CONV_ERR;
+
+	if (ctx == NULL || num_msg <= 0 || msgs == NULL || resp_out == NULL) {
+		return PAM_CONV_ERR;
+	}
+	resp = calloc((size_t)num_msg, sizeof(*resp));
+	if (resp == NULL) {
+		ctx->oom = true;
+		return PAM_BUF_ERR;
+	}
+
+	for (int i = 0; i < num_msg; i++) {
+		const struct pam_message *m = msgs[i];
+		struct answer_queue *q = NULL;
+		struct str_list *l = NULL;
+
+		if (m == NULL) {
+			goto out;
+		}
+		switch (m->msg_style) {
+		case PAM_PROMPT_ECHO_OFF:
+			q = &ctx->echo_off;
+			break;
+		case PAM_PROMPT_ECHO_ON:
+			q = &ctx->echo_on;
+			break;
+		case PAM_TEXT_INFO:
+			l = &ctx->info;
+			break;
+		case PAM_ERROR_MSG:
+			l = &ctx->errors;
+			break;
+		default:
+			goto out; /* binary/radio prompts: not supported */
+		}
+		if (l != NULL) {
+			if (str_list_append(l, m->msg) != 0) {
+				ctx->oom = true;
+				rv = PAM_BUF_ERR;
+				goto out;
+			}
+			continue;
+		}
+		if (q->next >= q->n) {
+			goto out; /* no answer left: fail the conversation */
+		}
+		resp[i].resp = strdup(q->v[q->next++]);
+		if (resp[i].resp == NULL) {
+			ctx->oom = true;
+			rv = PAM_BUF_ERR;
+			goto out;
+		}
+	}
+
+	*resp_out = resp;
+	resp = NULL;
+	rv = PAM_SUCCESS;
+out:
+	if (resp != NULL) {
+		responses_free(resp, num_msg);
+	}
+	return rv;
+}
+
+/* Conversation installed on a kept handle between runs (see header). */
+static const struct pam_conv parked_conv = {pypamtest_conv, NULL};
+
+/* ------------------------------------------------------------------ */
+/* TestCase                                                            */
+
+typedef struct {
+	PyObject_HEAD
+	int pam_operation;
+	int expected_rv;
+	int flags;
+	PyObject *pam_env;    /* dict after a GETENVLIST run, else NULL */
+	PyObject *pam_handle; /* capsule after a KEEPHANDLE run, else NULL */
+} TestCaseObject;
+
+static PyTypeObject TestCaseType;
+
+static bool valid_operation(int op)
+{
+	switch (op) {
+	case PAMTEST_AUTHENTICATE:
+	case PAMTEST_SETCRED:
+	case PAMTEST_ACCOUNT:
+	case PAMTEST_OPEN_SESSION:
+	case PAMTEST_CLOSE_SESSION:
+	case PAMTEST_CHAUTHTOK:
+	case PAMTEST_GETENVLIST:
+	case PAMTEST_KEEPHANDLE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static PyObject *TestCase_new(PyTypeObject *type, PyObject *args,
+			      PyObject *kwds)
+{
+	static char *kwlist[] = {"pam_operation", "expected_rv", "flags", NULL};
+	int op = 0;
+	int expected_rv = PAM_SUCCESS;
+	int flags = 0;
+	TestCaseObject *self = NULL;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "i|ii:TestCase", kwlist,
+					 &op, &expected_rv, &flags)) {
+		return NULL;
+	}
+	if (!valid_operation(op)) {
+		PyErr_Format(PyExc_ValueError,
+			     "Unsupported PAM operation %d", op);
+		return NULL;
+	}
+	self = (TestCaseObject *)type->tp_alloc(type, 0);
+	if (self == NULL) {
+		return NULL;
+	}
+	self->pam_operation = op;
+	self->expected_rv = expected_rv;
+	self->flags = flags;
+	return (PyObject *)self;
+}
+
+static int TestCase_traverse(TestCaseObject *self, visitproc visit, void *arg)
+{
+	Py_VISIT(self->pam_env);
+	Py_VISIT(self->pam_handle);
+	return 0;
+}
+
+static int TestCase_clear(TestCaseObject *self)
+{
+	Py_CLEAR(self->pam_env);
+	Py_CLEAR(self->pam_handle);
+	return 0;
+}
+
+static void TestCase_dealloc(TestCaseObject *self)
+{
+	PyObject_GC_UnTrack(self);
+	TestCase_clear(self);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *TestCase_repr(TestCaseObject *self)
+{
+	return PyUnicode_FromFormat(
+		"{ pam_operation [%d] expected_rv [%d] flags [%d] }",
+		self->pam_operation, self->expected_rv, self->flags);
+}
+
+/* pam_env and pam_handle exist only once a run has produced them. */
+static PyObject *TestCase_get_out(TestCaseObject *self, void *which)
+{
+	PyObject *v = which == NULL ? self->pam_env : self->pam_handle;
+
+	if (v == NULL) {
+		PyErr_Format(PyExc_AttributeError,
+			     "'TestCase' object has no attribute '%s' (it is "
+			     "set by run_pamtest for a %s case)",
+			     which == NULL ? "pam_env" : "pam_handle",
+			     which == NULL ? "PAMTEST_GETENVLIST"
+					   : "PAMTEST_KEEPHANDLE");
+		return NULL;
+	}
+	return Py_NewRef(v);
+}
+
+static PyMemberDef TestCase_members[] = {
+	{"pam_operation", T_INT, offsetof(TestCaseObject, pam_operation),
+	 READONLY, "The PAMTEST_* operation to run."},
+	{"expected_rv", T_INT, offsetof(TestCaseObject, expected_rv), READONLY,
+	 "The PAM return code the operation must give."},
+	{"flags", T_INT, offsetof(TestCaseObject, flags), READONLY,
+	 "The flags passed to the PAM call."},
+	{NULL, 0, 0, 0, NULL},
+};
+
+static PyGetSetDef TestCase_getset[] = {
+	{"pam_env", (getter)TestCase_get_out, NULL,
+	 "dict of the PAM environment, set by a PAMTEST_GETENVLIST run.", NULL},
+	{"pam_handle", (getter)TestCase_get_out, NULL,
+	 "capsule of the kept PAM handle, set by a PAMTEST_KEEPHANDLE run; "
+	 "pass it as run_pamtest(..., handle=...).",
+	 &handle_owned},
+	{NULL, NULL, NULL, NULL, NULL},
+};
+
+PyDoc_STRVAR(TestCase_doc,
+	     "TestCase(pam_operation, expected_rv=0, flags=0)\n\n"
+	     "One PAM operation of a run_pamtest() transaction and the return "
+	     "code it must give.");
+
+static PyTypeObject TestCaseType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "pypamtest.TestCase",
+	.tp_basicsize = sizeof(TestCaseObject),
+	.tp_dealloc = (destructor)TestCase_dealloc,
+	.tp_repr = (reprfunc)TestCase_repr,
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+	.tp_doc = TestCase_doc,
+	.tp_traverse = (traverseproc)TestCase_traverse,
+	.tp_clear = (inquiry)TestCase_clear,
+	.tp_members = TestCase_members,
+	.tp_getset = TestCase_getset,
+	.tp_new = TestCase_new,
+};
+
+/* ------------------------------------------------------------------ */
+/* TestResult                                                          */
+
+typedef struct {
+	PyObject_HEAD
+	PyObject *info;   /* tuple of str */
+	PyObject *errors; /* tuple of str */
+} TestResultObject;
+
+static void TestResult_dealloc(TestResultObject *self)
+{
+	Py_XDECREF(self->info);
+	Py_XDECREF(self->errors);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *TestResult_repr(TestResultObject *self)
+{
+	return PyUnicode_FromFormat("TestResult(info=%R, errors=%R)",
+				    self->info, self->errors);
+}
+
+static PyMemberDef TestResult_members[] = {
+	{"info", T_OBJECT_EX, offsetof(TestResultObject, info), READONLY,
+	 "PAM_TEXT_INFO messages, in the order the modules sent them."},
+	{"errors", T_OBJECT_EX, offsetof(TestResultObject, errors), READONLY,
+	 "PAM_ERROR_MSG messages, in the order the modules sent them."},
+	{NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject TestResultType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "pypamtest.TestResult",
+	.tp_basicsize = sizeof(TestResultObject),
+	.tp_dealloc = (destructor)TestResult_dealloc,
+	.tp_repr = (reprfunc)TestResult_repr,
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+	.tp_doc = "The messages of a successful run_pamtest() transaction.",
+	.tp_members = TestResult_members,
+};
+
+/* ------------------------------------------------------------------ */
+/* Conversions                                                         */
+
+static PyObject *decode(const char *s, Py_ssize_t len)
+{
+	if (s == NULL) {
+		s = "";
+		len = 0;
+	}
+	if (len < 0) {
+		len = (Py_ssize_t)strlen(s);
+	}
+	return PyUnicode_DecodeUTF8(s, len, "surrogateescape");
+}
+
+static PyObject *str_list_to_tuple(const struct str_list *l)
+{
+	PyObject *t = PyTuple_New((Py_ssize_t)l->n);
+
+	if (t == NULL) {
+		return NULL;
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		PyObject *s = decode(l->v[i], -1);
+
+		if (s == NULL) {
+			Py_DECREF(t);
+			return NULL;
+		}
+		PyTuple_SET_ITEM(t, (Py_ssize_t)i, s);
+	}
+	return t;
+}
+
+/* A tuple copy of a sequence argument; a str/bytes is not a sequence here. */
+static PyObject *sequence_arg(PyObject *obj, const char *what)
+{
+	if (PyUnicode_Check(obj) || PyBytes_Check(obj) ||
+	    PyByteArray_Check(obj)) {
+		PyErr_Format(PyExc_TypeError,
+			     "%s must be a list or tuple of %s, not %.100s", what,
+			     strcmp(what, "tests") == 0 ? "TestCase" : "str",
+			     Py_TYPE(obj)->tp_name);
+		return NULL;
+	}
+	/* A private tuple: other threads cannot change it while PAM runs. */
+	PyObject *t = PySequence_Tuple(obj);
+	if (t == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+		PyErr_Clear();
+		PyErr_Format(PyExc_TypeError,
+			     "%s must be a list or tuple, not %.100s", what,
+			     Py_TYPE(obj)->tp_name);
+	}
+	return t;
+}
+
+/* Copies the answers of echo_off/echo_on (None, or a sequence of str). */
+static int copy_answers(PyObject *obj, const char *what, struct answer_queue *q)
+{
+	PyObject *t = NULL;
+	Py_ssize_t n;
+	int rc = -1;
+
+	if (obj == NULL || obj == Py_None) {
+		return 0;
+	}
+	t = sequence_arg(obj, what);
+	if (t == NULL) {
+		goto out;
+	}
+	n = PyTuple_GET_SIZE(t);
+	q->v = calloc(n > 0 ? (size_t)n : 1, sizeof(*q->v));
+	if (q->v == NULL) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyObject *item = PyTuple_GET_ITEM(t, i);
+		PyObject *b = NULL;
+
+		if (!PyUnicode_Check(item)) {
+			PyErr_Format(PyExc_TypeError,
+				     "%s[%zd] must be str, not %.100s", what, i,
+				     Py_TYPE(item)->tp_name);
+			goto out;
+		}
+		b = PyUnicode_AsEncodedString(item, "utf-8", "surrogateescape");
+		if (b == NULL) {
+			goto out;
+		}
+		if (strlen(PyBytes_AS_STRING(b)) !=
+		    (size_t)PyBytes_GET_SIZE(b)) {
+			Py_DECREF(b);
+			PyErr_Format(PyExc_ValueError,
+				     "%s[%zd] contains a NUL character", what,
+				     i);
+			goto out;
+		}
+		q->v[i] = strdup(PyBytes_AS_STRING(b));
+		Py_DECREF(b);
+		q->n = (size_t)i + 1;
+		if (q->v[i] == NULL) {
+			PyErr_NoMemory();
+			goto out;
+		}
+	}
+	q->n = (size_t)n;
+	rc = 0;
+out:
+	Py_XDECREF(t);
+	return rc;
+}
+
+/* NAME=value strings to a dict, split at the first '='. */
+static PyObject *envlist_to_dict(char **envlist)
+{
+	PyObject *d = PyDict_New();
+
+	if (d == NULL) {
+		return NULL;
+	}
+	for (size_t i = 0; envlist != NULL && envlist[i] != NULL; i++) {
+		const char *e = envlist[i];
+		const char *eq = strchr(e, '=');
+		PyObject *k = decode(e, eq != NULL ? eq - e : -1);
+		PyObject *v = decode(eq != NULL ? eq + 1 : "", -1);
+		int r = -1;
+
+		if (k != NULL && v != NULL) {
+			r = PyDict_SetItem(d, k, v);
+		}
+		Py_XDECREF(k);
+		Py_XDECREF(v);
+		if (r != 0) {
+			Py_DECREF(d);
+			return NULL;
+		}
+	}
+	return d;
+}
+
+static void handle_capsule_destructor(PyObject *cap)
+{
+	PyObject *et, *ev, *tb;
+	pam_handle_t *ph;
+
+	PyErr_Fetch(&et, &ev, &tb);
+	ph = PyCapsule_GetPointer(cap, HANDLE_CAPSULE_NAME);
+	if (ph != NULL && PyCapsule_GetContext(cap) == &handle_owned) {
+		PyCapsule_SetContext(cap, NULL);
+		pam_end(ph, PAM_SUCCESS);
+	}
+	PyErr_Clear();
+	PyErr_Restore(et, ev, tb);
+}
+
+/* An owning capsule for a kept handle. */
+static PyObject *handle_capsule_new(pam_handle_t *ph)
+{
+	PyObject *cap = PyCapsule_New(ph, HANDLE_CAPSULE_NAME,
+				      handle_capsule_destructor);
+
+	if (cap == NULL) {
+		return NULL;
+	}
+	if (PyCapsule_SetContext(cap, &handle_owned) != 0) {
+		/* Cannot happen on a fresh capsule; do not leak the handle. */
+		Py_DECREF(cap);
+		pam_end(ph, PAM_SUCCESS);
+		return NULL;
+	}
+	return cap;
+}
+
+/* ------------------------------------------------------------------ */
+/* run_pamtest                                                         */
+
+/*
+ * Takes what the run left in cases[]: dicts for GETENVLIST, capsules for
+ * KEEPHANDLE.  Every envlist is freed and every kept handle gets exactly one
+ * owner even when a conversion fails; returns -1 with an exception set then.
+ * A run uses one handle, so several KEEPHANDLE cases share one capsule, and
+ * a handle that came in as in_cap re-arms that capsule.
+ */
+static int collect_case_outputs(PyObject *tests, struct pam_testcase *cases,
+				size_t n, PyObject *in_cap, pam_handle_t *in_ph)
+{
+	PyObject *kept_cap = NULL; /* owned reference */
+	pam_handle_t *kept_ph = NULL;
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		TestCaseObject *tc =
+			(TestCaseObject *)PyTuple_GET_ITEM(tests, (Py_ssize_t)i);
+		struct pam_testcase *c = &cases[i];
+
+		if (c->pam_operation == PAMTEST_GETENVLIST &&
+		    c->case_out.envlist != NULL) {
+			PyObject *d = NULL;
+
+			if (rc == 0) {
+				d = envlist_to_dict(c->case_out.envlist);
+			}
+			pamtest_free_env(c->case_out.envlist);
+			c->case_out.envlist = NULL;
+			if (d == NULL) {
+				rc = -1;
+				continue;
+			}
+			Py_XSETREF(tc->pam_env, d);
+		} else if (c->pam_operation == PAMTEST_KEEPHANDLE &&
+			   c->case_out.ph != NULL) {
+			pam_handle_t *ph = c->case_out.ph;
+
+			c->case_out.ph = NULL;
+			if (ph != kept_ph) {
+				/* Nothing may prompt through this run's ctx. */
+				pam_set_item(ph, PAM_CONV, &parked_conv);
+				Py_CLEAR(kept_cap);
+				kept_ph = ph;
+				if (in_cap != NULL && ph == in_ph) {
+					PyCapsule_SetContext(in_cap,
+							     &handle_owned);
+					kept_cap = Py_NewRef(in_cap);
+				} else {
+					kept_cap = handle_capsule_new(ph);
+				}
+				if (kept_cap == NULL) {
+					rc = -1;
+				}
+			}
+			if (kept_cap != NULL) {
+				Py_XSETREF(tc->pam_handle, Py_NewRef(kept_cap));
+			}
+		}
+	}
+	Py_XDECREF(kept_cap);
+	return rc;
+}
+
+static void raise_pamtest_error(enum pamtest_err perr,
+				struct pam_testcase *cases, size_t n)
+{
+	const struct pam_testcase *failed = NULL;
+	PyObject *args = NULL;
+
+	if (perr == PAMTEST_ERR_CASE) {
+		failed = _pamtest_failed_case(cases, n);
+	}
+	if (failed != NULL) {
+		PyErr_Format(PamTestError,
+			     "Error [%d]: Test case { pam_operation [%d] "
+			     "expected_rv [%d] flags [%d] } returned [%d]",
+			     (int)perr, (int)failed->pam_operation,
+			     failed->expected_rv, failed->flags,
+			     failed->op_rv);
+		return;
+	}
+	args = Py_BuildValue("(is)", (int)perr, pamtest_strerror(perr));
+	if (args != NULL) {
+		PyErr_SetObject(PamTestError, args);
+		Py_DECREF(args);
+	}
+}
+
+PyDoc_STRVAR(run_pamtest_doc,
+	     "run_pamtest(username, service, tests, echo_off=None, "
+	     "echo_on=None, handle=None) -> TestResult\n\n"
+	     "Runs the TestCase list as one PAM transaction of service for "
+	     "username.\nPrompts are answered in order from echo_off "
+	     "(PAM_PROMPT_ECHO_OFF) and echo_on\n(PAM_PROMPT_ECHO_ON); when "
+	     "the answers run out the conversation fails.\nhandle is a "
+	     "pam_handle capsule from a PAMTEST_KEEPHANDLE case; the run "
+	     "takes it over.\nRaises PamTestError when a case returns other "
+	     "than its expected_rv or the\ntransaction cannot run.");
+
+static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
+			     PyObject *kwds)
+{
+	static char *kwlist[] = {"username", "service", "tests", "echo_off",
+				 "echo_on", "handle", NULL};
+	const char *user = NULL;
+	const char *service = NULL;
+	PyObject *tests_arg = NULL;
+	PyObject *echo_off_arg = Py_None;
+	PyObject *echo_on_arg = Py_None;
+	PyObject *handle_arg = Py_None;
+	PyObject *tests = NULL;
+	PyObject *in_cap = NULL;
+	pam_handle_t *in_ph = NULL;
+	struct pam_testcase *cases = NULL;
+	struct conv_ctx ctx;
+	struct pam_conv conv = {pypamtest_conv, &ctx};
+	enum pamtest_err perr;
+	size_t n = 0;
+	PyObject *result = NULL;
+	PyObject *info = NULL;
+	PyObject *errors = NULL;
+	int out_rc;
+
+	memset(&ctx, 0, sizeof(ctx));
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "zsO|OOO:run_pamtest",
+					 kwlist, &user, &service, &tests_arg,
+					 &echo_off_arg, &echo_on_arg,
+					 &handle_arg)) {
+		return NULL;
+	}
+
+	tests = sequence_arg(tests_arg, "tests");
+	if (tests == NULL) {
+		goto out;
+	}
+	n = (size_t)PyTuple_GET_SIZE(tests);
+	cases = calloc(n > 0 ? n : 1, sizeof(*cases));
+	if (cases == NULL) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		PyObject *item = PyTuple_GET_ITEM(tests, (Py_ssize_t)i);
+		TestCaseObject *tc = (TestCaseObject *)item;
+
+		if (!PyObject_TypeCheck(item, &TestCaseType)) {
+			PyErr_Format(PyExc_TypeError,
+				     "tests[%zu] must be a TestCase, not %.100s",
+				     i, Py_TYPE(item)->tp_name);
+			goto out;
+		}
+		cases[i].pam_operation = (enum pamtest_ops)tc->pam_operation;
+		cases[i].expected_rv = tc->expected_rv;
+		cases[i].flags = tc->flags;
+	}
+
+	if (copy_answers(echo_off_arg, "echo_off", &ctx.echo_off) != 0 ||
+	    copy_answers(echo_on_arg, "echo_on", &ctx.echo_on) != 0) {
+		goto out;
+	}
+
+	if (handle_arg != Py_None) {
+		if (!PyCapsule_IsValid(handle_arg, HANDLE_CAPSULE_NAME)) {
+			PyErr_Format(PyExc_TypeError,
+				     "handle must be the pam_handle of a "
+				     "PAMTEST_KEEPHANDLE case, not %.100s",
+				     Py_TYPE(handle_arg)->tp_name);
+			goto out;
+		}
+		if (PyCapsule_GetContext(handle_arg) != &handle_owned) {
+			PyErr_SetString(PyExc_ValueError,
+					"handle was already passed to "
+					"run_pamtest and its PAM handle ended");
+			goto out;
+		}
+		in_cap = Py_NewRef(handle_arg);
+		in_ph = PyCapsule_GetPointer(in_cap, HANDLE_CAPSULE_NAME);
+		/* From here libpamtest owns the handle (see header). */
+		PyCapsule_SetContext(in_cap, NULL);
+		/* libpamtest ignores our conversation for a given handle. */
+		pam_set_item(in_ph, PAM_CONV, &conv);
+	}
+
+	Py_BEGIN_ALLOW_THREADS
+	perr = _pamtest_conv(service, user, pypamtest_conv, &ctx, cases, n,
+			     in_ph);
+	Py_END_ALLOW_THREADS
+
+	out_rc = collect_case_outputs(tests, cases, n, in_cap, in_ph);
+	if (out_rc != 0) {
+		goto out;
+	}
+	if (ctx.oom) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	if (perr != PAMTEST_ERR_OK) {
+		raise_pamtest_error(perr, cases, n);
+		goto out;
+	}
+
+	info = str_list_to_tuple(&ctx.info);
+	errors = str_list_to_tuple(&ctx.errors);
+	if (info == NULL || errors == NULL) {
+		goto out;
+	}
+	TestResultObject *res = PyObject_New(TestResultObject, &TestResultType);
+	if (res == NULL) {
+		goto out;
+	}
+	res->info = info;
+	res->errors = errors;
+	info = NULL;
+	errors = NULL;
+	result = (PyObject *)res;
+out:
+	Py_XDECREF(info);
+	Py_XDECREF(errors);
+	answer_queue_free(&ctx.echo_off);
+	answer_queue_free(&ctx.echo_on);
+	str_list_free(&ctx.info);
+	str_list_free(&ctx.errors);
+	free(cases);
+	Py_XDECREF(in_cap);
+	Py_XDECREF(tests);
+	return result;
+}
+
+/* ------------------------------------------------------------------ */
+/* Module                                                              */
+
+static PyMethodDef pypamtest_methods[] = {
+	{"run_pamtest", (PyCFunction)(void (*)(void))py_run_pamtest,
+	 METH_VARARGS | METH_KEYWORDS, run_pamtest_doc},
+	{NULL, NULL, 0, NULL},
+};
+
+PyDoc_STRVAR(pypamtest_doc,
+	     "Python bindings of libpamtest: run PAM transactions in tests.");
+
+static struct PyModuleDef pypamtest_module = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "pypamtest",
+	.m_doc = pypamtest_doc,
+	.m_size = -1,
+	.m_methods = pypamtest_methods,
+};
+
+struct int_const {
+	const char *name;
+	long value;
+};
+
+#define C(x) {#x, (long)(x)}
+static const struct int_const int_consts[] = {
+	C(PAMTEST_AUTHENTICATE),
+	C(PAMTEST_SETCRED),
+	C(PAMTEST_ACCOUNT),
+	C(PAMTEST_OPEN_SESSION),
+	C(PAMTEST_CLOSE_SESSION),
+	C(PAMTEST_CHAUTHTOK),
+	C(PAMTEST_GETENVLIST),
+	C(PAMTEST_KEEPHANDLE),
+	{"PAMTEST_FLAG_ESTABLISH_CRED", PAM_ESTABLISH_CRED},
+	{"PAMTEST_FLAG_DELETE_CRED", PAM_DELETE_CRED},
+	{"PAMTEST_FLAG_REINITIALIZE_CRED", PAM_REINITIALIZE_CRED},
+	{"PAMTEST_FLAG_REFRESH_CRED", PAM_REFRESH_CRED},
+	C(PAMTEST_ERR_OK),
+	C(PAMTEST_ERR_START),
+	C(PAMTEST_ERR_CASE),
+	C(PAMTEST_ERR_OP),
+	C(PAMTEST_ERR_END),
+	C(PAMTEST_ERR_KEEPHANDLE),
+	C(PAMTEST_ERR_INTERNAL),
+	/* PAM return codes (security/_pam_types.h) */
+	C(PAM_SUCCESS),
+	C(PAM_OPEN_ERR),
+	C(PAM_SYMBOL_ERR),
+	C(PAM_SERVICE_ERR),
+	C(PAM_SYSTEM_ERR),
+	C(PAM_BUF_ERR),
+	C(PAM_PERM_DENIED),
+	C(PAM_AUTH_ERR),
+	C(PAM_CRED_INSUFFICIENT),
+	C(PAM_AUTHINFO_UNAVAIL),
+	C(PAM_USER_UNKNOWN),
+	C(PAM_MAXTRIES),
+	C(PAM_NEW_AUTHTOK_REQD),
+	C(PAM_ACCT_EXPIRED),
+	C(PAM_SESSION_ERR),
+	C(PAM_CRED_UNAVAIL),
+	C(PAM_CRED_EXPIRED),
+	C(PAM_CRED_ERR),
+	C(PAM_NO_MODULE_DATA),
+	C(PAM_CONV_ERR),
+	C(PAM_AUTHTOK_ERR),
+	C(PAM_AUTHTOK_RECOVERY_ERR),
+	C(PAM_AUTHTOK_LOCK_BUSY),
+	C(PAM_AUTHTOK_DISABLE_AGING),
+	C(PAM_TRY_AGAIN),
+	C(PAM_IGNORE),
+	C(PAM_ABORT),
+	C(PAM_AUTHTOK_EXPIRED),
+	C(PAM_MODULE_UNKNOWN),
+	C(PAM_BAD_ITEM),
+	C(PAM_CONV_AGAIN),
+	C(PAM_INCOMPLETE),
+	/* flags an application passes to the PAM calls */
+	C(PAM_SILENT),
+	C(PAM_DISALLOW_NULL_AUTHTOK),
+	C(PAM_ESTABLISH_CRED),
+	C(PAM_DELETE_CRED),
+	C(PAM_REINITIALIZE_CRED),
+	C(PAM_REFRESH_CRED),
+	C(PAM_CHANGE_EXPIRED_AUTHTOK),
+};
+#undef C
+
+PyMODINIT_FUNC PyInit_pypamtest(void)
+{
+	PyObject *m = NULL;
+
+	if (PyType_Ready(&TestCaseType) < 0 ||
+	    PyType_Ready(&TestResultType) < 0) {
+		return NULL;
+	}
+	m = PyModule_Create(&pypamtest_module);
+	if (m == NULL) {
+		return NULL;
+	}
+	if (PamTestError == NULL) {
+		PamTestError = PyErr_NewExceptionWithDoc(
+			"pypamtest.PamTestError",
+			"A PAM transaction failed: a test case returned other "
+			"than its expected_rv,\nor libpamtest could not run "
+			"the transaction (args: code, text).",
+			PyExc_OSError, NULL);
+		if (PamTestError == NULL) {
+			goto fail;
+		}
+	}
+	if (PyModule_AddObjectRef(m, "PamTestError", PamTestError) < 0 ||
+	    PyModule_AddObjectRef(m, "TestCase", (PyObject *)&TestCaseType) < 0 ||
+	    PyModule_AddObjectRef(m, "TestResult",
+				  (PyObject *)&TestResultType) < 0) {
+		goto fail;
+	}
+	for (size_t i = 0; i < sizeof(int_consts) / sizeof(int_consts[0]); i++) {
+		if (PyModule_AddIntConstant(m, int_consts[i].name,
+					    int_consts[i].value) < 0) {
+			goto fail;
+		}
+	}
+	return m;
+fail:
+	Py_DECREF(m);
+	return NULL;
+}

@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Type stub of the pypamtest extension module (src/python/pypamtest.c):
+# installed next to pypamtest.so so type checkers and IDEs see its API.
+from typing import Final, Iterable, final
+
+@final
+class _PamHandle:
+    """Stub-only name: at run time a PyCapsule named "pypamtest.pam_handle"
+    that ends its PAM handle when collected unless run_pamtest took it."""
+
+class PamTestError(OSError):
+    """A test case returned other than its expected_rv (args: one message),
+    or the transaction could not run (args: code, text)."""
+
+@final
+class TestCase:
+    def __new__(cls, pam_operation: int, expected_rv: int = ..., flags: int = ...) -> TestCase: ...
+    @property
+    def pam_operation(self) -> int: ...
+    @property
+    def expected_rv(self) -> int: ...
+    @property
+    def flags(self) -> int: ...
+    @property
+    def pam_env(self) -> dict[str, str]:
+        """Set by a PAMTEST_GETENVLIST run; AttributeError before."""
+    @property
+    def pam_handle(self) -> _PamHandle:
+        """Set by a PAMTEST_KEEPHANDLE run; AttributeError before."""
+
+@final
+class TestResult:
+    @property
+    def info(self) -> tuple[str, ...]: ...
+    @property
+    def errors(self) -> tuple[str, ...]: ...
+
+def run_pamtest(
+    username: str | None,
+    service: str,
+    tests: Iterable[TestCase],
+    echo_off: Iterable[str] | None = ...,
+    echo_on: Iterable[str] | None = ...,
+    handle: _PamHandle | None = ...,
+) -> TestResult: ...
+
+PAMTEST_AUTHENTICATE: Final[int]
+PAMTEST_SETCRED: Final[int]
+PAMTEST_ACCOUNT: Final[int]
+PAMTEST_OPEN_SESSION: Final[int]
+PAMTEST_CLOSE_SESSION: Final[int]
+PAMTEST_CHAUTHTOK: Final[int]
+PAMTEST_GETENVLIST: Final[int]
+PAMTEST_KEEPHANDLE: Final[int]
+
+PAMTEST_FLAG_ESTABLISH_CRED: Final[int]
+PAMTEST_FLAG_DELETE_CRED: Final[int]
+PAMTEST_FLAG_REINITIALIZE_CRED: Final[int]
+PAMTEST_FLAG_REFRESH_CRED: Final[int]
+
+PAMTEST_ERR_OK: Final[int]
+PAMTEST_ERR_START: Final[int]
+PAMTEST_ERR_CASE: Final[int]
+PAMTEST_ERR_OP: Final[int]
+PAMTEST_ERR_END: Final[int]
+PAMTEST_ERR_KEEPHANDLE: Final[int]
+PAMTEST_ERR_INTERNAL: Final[int]
+
+PAM_SUCCESS: Final[int]
+PAM_OPEN_ERR: Final[int]
+PAM_SYMBOL_ERR: Final[int]
+PAM_SERVICE_ERR: Final[int]
+PAM_SYSTEM_ERR: Final[int]
+PAM_BUF_ERR: Final[int]
+PAM_PERM_DENIED: Final[int]
+PAM_AUTH_ERR: Final[int]
+PAM_CRED_INSUFFICIENT: Final[int]
+PAM_AUTHINFO_UNAVAIL: Final[int]
+PAM_USER_UNKNOWN: Final[int]
+PAM_MAXTRIES: Final[int]
+PAM_NEW_AUTHTOK_REQD: Final[int]
+PAM_ACCT_EXPIRED: Final[int]
+PAM_SESSION_ERR: Final[int]
+PAM_CRED_UNAVAIL: Final[int]
+PAM_CRED_EXPIRED: Final[int]
+PAM_CRED_ERR: Final[int]
+PAM_NO_MODULE_DATA: Final[int]
+PAM_CONV_ERR: Final[int]
+PAM_AUTHTOK_ERR: Final[int]
+PAM_AUTHTOK_RECOVERY_ERR: Final[int]
+PAM_AUTHTOK_LOCK_BUSY: Final[int]
+PAM_AUTHTOK_DISABLE_AGING: Final[int]
+PAM_TRY_AGAIN: Final[int]
+PAM_IGNORE: Final[int]
+PAM_ABORT: Final[int]
+PAM_AUTHTOK_EXPIRED: Final[int]
+PAM_MODULE_UNKNOWN: Final[int]
+PAM_BAD_ITEM: Final[int]
+PAM_CONV_AGAIN: Final[int]
+PAM_INCOMPLETE: Final[int]
+
+PAM_SILENT: Final[int]
+PAM_DISALLOW_NULL_AUTHTOK: Final[int]
+PAM_ESTABLISH_CRED: Final[int]
+PAM_DELETE_CRED: Final[int]
+PAM_REINITIALIZE_CRED: Final[int]
+PAM_REFRESH_CRED: Final[int]
+PAM_CHANGE_EXPIRED_AUTHTOK: Final[int]

@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# pypamtest's Python surface, without running PAM: where the module comes
+# from, its constants, TestCase/TestResult/PamTestError and the type stub.
+import ast
+import os
+
+import pytest
+
+import pypamtest
+
+
+def test_module_comes_from_this_build():
+    build = os.environ.get("PWRAP_BUILD_DIR")
+    assert build, "run this suite through ctest (PWRAP_BUILD_DIR is unset)"
+    expected = os.path.join(build, "python", "pypamtest.so")
+    assert os.path.realpath(pypamtest.__file__) == os.path.realpath(expected)
+    assert not pypamtest.__file__.startswith("/usr/lib/python3")
+
+
+def test_wrapper_is_preloaded():
+    lib = os.environ.get("PWRAP_LIB")
+    assert lib, "run this suite through ctest (PWRAP_LIB is unset)"
+    with open("/proc/self/maps", encoding="utf-8") as f:
+        maps = f.read()
+    assert os.path.realpath(lib) in maps
+    assert os.environ.get("PAM_WRAPPER") == "1"
+
+
+def test_operation_constants():
+    assert pypamtest.PAMTEST_AUTHENTICATE == 0
+    assert pypamtest.PAMTEST_SETCRED == 1
+    assert pypamtest.PAMTEST_ACCOUNT == 2
+    assert pypamtest.PAMTEST_OPEN_SESSION == 3
+    assert pypamtest.PAMTEST_CLOSE_SESSION == 4
+    assert pypamtest.PAMTEST_CHAUTHTOK == 5
+    assert pypamtest.PAMTEST_GETENVLIST == 20
+    assert pypamtest.PAMTEST_KEEPHANDLE == 21
+
+
+def test_flag_constants():
+    assert pypamtest.PAMTEST_FLAG_ESTABLISH_CRED == 0x2
+    assert pypamtest.PAMTEST_FLAG_DELETE_CRED == 0x4
+    assert pypamtest.PAMTEST_FLAG_REINITIALIZE_CRED == 0x8
+    assert pypamtest.PAMTEST_FLAG_REFRESH_CRED == 0x10
+    assert pypamtest.PAM_SILENT == 0x8000
+    assert pypamtest.PAM_DISALLOW_NULL_AUTHTOK == 0x1
+    assert pypamtest.PAM_CHANGE_EXPIRED_AUTHTOK == 0x20
+    assert pypamtest.PAM_ESTABLISH_CRED == pypamtest.PAMTEST_FLAG_ESTABLISH_CRED
+
+
+def test_error_code_constants():
+    assert [pypamtest.PAMTEST_ERR_OK, pypamtest.PAMTEST_ERR_START,
+            pypamtest.PAMTEST_ERR_CASE, pypamtest.PAMTEST_ERR_OP,
+            pypamtest.PAMTEST_ERR_END, pypamtest.PAMTEST_ERR_KEEPHANDLE,
+            pypamtest.PAMTEST_ERR_INTERNAL] == list(range(7))
+
+
+# Linux-PAM's return codes, in the order of security/_pam_types.h.
+PAM_CODES = [
+    "PAM_SUCCESS", "PAM_OPEN_ERR", "PAM_SYMBOL_ERR", "PAM_SERVICE_ERR",
+    "PAM_SYSTEM_ERR", "PAM_BUF_ERR", "PAM_PERM_DENIED", "PAM_AUTH_ERR",
+    "PAM_CRED_INSUFFICIENT", "PAM_AUTHINFO_UNAVAIL", "PAM_USER_UNKNOWN",
+    "PAM_MAXTRIES", "PAM_NEW_AUTHTOK_REQD", "PAM_ACCT_EXPIRED",
+    "PAM_SESSION_ERR", "PAM_CRED_UNAVAIL", "PAM_CRED_EXPIRED", "PAM_CRED_ERR",
+    "PAM_NO_MODULE_DATA", "PAM_CONV_ERR", "PAM_AUTHTOK_ERR",
+    "PAM_AUTHTOK_RECOVERY_ERR", "PAM_AUTHTOK_LOCK_BUSY",
+    "PAM_AUTHTOK_DISABLE_AGING", "PAM_TRY_AGAIN", "PAM_IGNORE", "PAM_ABORT",
+    "PAM_AUTHTOK_EXPIRED", "PAM_MODULE_UNKNOWN", "PAM_BAD_ITEM",
+    "PAM_CONV_AGAIN", "PAM_INCOMPLETE",
+]
+
+
+@pytest.mark.parametrize("value,name", list(enumerate(PAM_CODES)))
+def test_pam_return_code_constants(value, name):
+    assert getattr(pypamtest, name) == value
+
+
+def test_testcase_defaults():
+    tc = pypamtest.TestCase(pypamtest.PAMTEST_AUTHENTICATE)
+    assert (tc.pam_operation, tc.expected_rv, tc.flags) == (0, 0, 0)
+    assert repr(tc) == "{ pam_operation [0] expected_rv [0] flags [0] }"
+
+
+def test_testcase_positional_and_keywords():
+    tc = pypamtest.TestCase(pypamtest.PAMTEST_SETCRED, pypamtest.PAM_CRED_ERR,
+                            pypamtest.PAMTEST_FLAG_DELETE_CRED)
+    assert repr(tc) == "{ pam_operation [1] expected_rv [17] flags [4] }"
+    tc = pypamtest.TestCase(flags=8, expected_rv=7,
+                            pam_operation=pypamtest.PAMTEST_CHAUTHTOK)
+    assert (tc.pam_operation, tc.expected_rv, tc.flags) == (5, 7, 8)
+    assert str(tc) == "{ pam_operation [5] expected_rv [7] flags [8] }"
+    tc = pypamtest.TestCase(pypamtest.PAMTEST_KEEPHANDLE)
+    assert repr(tc) == "{ pam_operation [21] expected_rv [0] flags [0] }"
+
+
+@pytest.mark.parametrize("attr", ["pam_operation", "expected_rv", "flags"])
+def test_testcase_members_are_read_only(attr):
+    tc = pypamtest.TestCase(pypamtest.PAMTEST_ACCOUNT)
+    with pytest.raises(AttributeError):
+        setattr(tc, attr, 3)
+    with pytest.raises(AttributeError):
+        delattr(tc, attr)
+    assert getattr(tc, attr) == (2 if attr == "pam_operation" else 0)
+
+
+@pytest.mark.parametrize("op", [-1, 6, 7, 19, 22, 100, 2**31 - 1])
+def test_testcase_unknown_operation(op):
+    with pytest.raises(ValueError):
+        pypamtest.TestCase(op)
+
+
+def test_testcase_bad_arguments():
+    with pytest.raises(TypeError):
+        pypamtest.TestCase()
+    with pytest.raises(TypeError):
+        pypamtest.TestCase("0")
+    with pytest.raises(TypeError):
+        pypamtest.TestCase(0, "0")
+    with pytest.raises(TypeError):
+        pypamtest.TestCase(0, 0, 0, 0)
+    with pytest.raises(TypeError):
+        pypamtest.TestCase(0, bogus=1)
+    with pytest.raises(OverflowError):
+        pypamtest.TestCase(2**40)
+
+
+def test_testcase_outputs_absent_before_a_run():
+    tc = pypamtest.TestCase(pypamtest.PAMTEST_GETENVLIST)
+    assert not hasattr(tc, "pam_env")
+    assert not hasattr(tc, "pam_handle")
+    with pytest.raises(AttributeError, match="pam_env"):
+        tc.pam_env
+    with pytest.raises(AttributeError):
+        tc.pam_env = {}
+    with pytest.raises(AttributeError):
+        tc.pam_handle = None
+
+
+def test_testresult_is_not_constructible():
+    with pytest.raises(TypeError):
+        pypamtest.TestResult()
+
+
+def test_pamtesterror_is_an_oserror():
+    assert issubclass(pypamtest.PamTestError, OSError)
+    assert pypamtest.PamTestError.__module__ == "pypamtest"
+    assert pypamtest.PamTestError.__name__ == "PamTestError"
+
+
+def test_run_pamtest_needs_its_arguments():
+    with pytest.raises(TypeError):
+        pypamtest.run_pamtest()
+    with pytest.raises(TypeError):
+        pypamtest.run_pamtest("user", "service")
+    with pytest.raises(TypeError):
+        pypamtest.run_pamtest(1, "service", [])
+    with pytest.raises(TypeError):
+        pypamtest.run_pamtest("user", None, [])
+    with pytest.raises(ValueError):
+        pypamtest.run_pamtest("us\0er", "service", [])
+
+
+def _public_names(tree):
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign):
+            names.add(node.target.id)
+    return {n for n in names if not n.startswith("_")}
+
+
+def _stub():
+    path = os.path.join(os.path.dirname(pypamtest.__file__), "pypamtest.pyi")
+    assert os.path.exists(path), "the type stub must sit next to the module"
+    with open(path, encoding="utf-8") as f:
+        return ast.parse(f.read(), path)
+
+
+def test_type_stub_matches_the_module():
+    tree = _stub()
+    module_names = {n for n in dir(pypamtest) if not n.startswith("_")}
+    assert _public_names(tree) == module_names
+
+
+def test_type_stub_describes_the_signatures():
+    tree = _stub()
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    args = [a.arg for a in funcs["run_pamtest"].args.args]
+    assert args == ["username", "service", "tests", "echo_off", "echo_on",
+                    "handle"]
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    members = {n.name for n in classes["TestCase"].body
+               if isinstance(n, ast.FunctionDef)}
+    assert members == {"__new__", "pam_operation", "expected_rv", "flags",
+                       "pam_env", "pam_handle"}
+    new_args = [a.arg for a in next(
+        n for n in classes["TestCase"].body if n.name == "__new__").args.args]
+    assert new_args == ["cls", "pam_operation", "expected_rv", "flags"]
+    members = {n.name for n in classes["TestResult"].body
+               if isinstance(n, ast.FunctionDef)}
+    assert members == {"info", "errors"}
+    assert classes["PamTestError"].bases[0].id == "OSError"
