@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A test-only PAM module for the libpamtest tests: it drives the
+ * application's conversation exactly as a service line says, so the tests
+ * can check libpamtest's conversation (order of answers, message copying,
+ * buffer ends, batching) and its handling of return values and pam_end().
+ * Never installed.
+ *
+ * Options, acted on in order (chauthtok acts in its UPDATE_AUTHTOK pass):
+ *   off=ANSWER   PAM_PROMPT_ECHO_OFF prompt; PAM_AUTH_ERR unless ANSWER comes back
+ *   on=ANSWER    PAM_PROMPT_ECHO_ON prompt; likewise
+ *   info=TEXT    PAM_TEXT_INFO message
+ *   err=TEXT     PAM_ERROR_MSG message
+ *   long=N       PAM_TEXT_INFO message of N characters "abc...zabc..."
+ *   batch        send all messages of the line in one conversation call
+ *   flags=N      PAM_SERVICE_ERR unless the flags passed are N (not chauthtok)
+ *   putenv=N=V   pam_putenv("N=V")
+ *   endstatus    at pam_end() setenv("LPT_END_STATUS", <status>) in the process
+ *   ret=N        return N (default PAM_SUCCESS) once everything else passed
+ * A failed conversation call makes the module return what it returned.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <security/pam_appl.h>
+#include <security/pam_modules.h>
+
+#define LPT_MAX_MSGS 32
+
+/* Messages waiting to be sent; text is owned by the module (strdup/malloc). */
+struct lpt_batch {
+	struct pam_message msgs[LPT_MAX_MSGS];
+	char *text[LPT_MAX_MSGS];
+	const char *expect[LPT_MAX_MSGS]; /* answer expected for prompts; argv-owned */
+	int n;
+};
+
+static void lpt_batch_clear(struct lpt_batch *b)
+{
+	for (int i = 0; i < b->n; i++) {
+		free(b->text[i]);
+	}
+	memset(b, 0, sizeof(*b));
+}
+
+/* Send the queued messages in one call and check the answers. */
+static int lpt_flush(pam_handle_t *pamh, struct lpt_batch *b)
+{
+	const struct pam_conv *conv = NULL;
+	const struct pam_message *ptrs[LPT_MAX_MSGS];
+	struct pam_response *resp = NULL;
+	int rv;
+
+	if (b->n == 0) {
+		return PAM_SUCCESS;
+	}
+	rv = pam_get_item(pamh, PAM_CONV, (const void **)&conv);
+	if (rv != PAM_SUCCESS || conv == NULL || conv->conv == NULL) {
+		rv = PAM_CONV_ERR;
+		goto out;
+	}
+	for (int i = 0; i < b->n; i++) {
+		ptrs[i] = &b->msgs[i];
+	}
+	rv = conv->conv(b->n, ptrs, &resp, conv->appdata_ptr);
+	if (rv != PAM_SUCCESS) {
+		goto out;
+	}
+	for (int i = 0; i < b->n; i++) {
+		const char *got = resp != NULL ? resp[i].resp : NULL;
+
+		if (b->expect[i] != NULL &&
+		    (got == NULL || strcmp(got, b->expect[i]) != 0)) {
+			rv = PAM_AUTH_ERR;
+		}
+	}
+out:
+	if (resp != NULL) {
+		for (int i = 0; i < b->n; i++) {
+			free(resp[i].resp);
+		}
+		free(resp);
+	}
+	lpt_batch_clear(b);
+	return rv;
+}
+
+static int lpt_queue(pam_handle_t *pamh, struct lpt_batch *b, int batch,
+		     int style, char *text, const char *expect)
+{
+	if (text == NULL) {
+		return PAM_BUF_ERR;
+	}
+	if (b->n == LPT_MAX_MSGS) {
+		int rv = lpt_flush(pamh, b);
+		if (rv != PAM_SUCCESS) {
+			free(text);
+			return rv;
+		}
+	}
+	b->msgs[b->n].msg_style = style;
+	b->msgs[b->n].msg = text;
+	b->text[b->n] = text;
+	b->expect[b->n] = expect;
+	b->n++;
+	return batch ? PAM_SUCCESS : lpt_flush(pamh, b);
+}
+
+static char *lpt_long_text(long n)
+{
+	char *s = malloc((size_t)n + 1);
+
+	if (s == NULL) {
+		return NULL;
+	}
+	for (long i = 0; i < n; i++) {
+		s[i] = (char)('a' + i % 26);
+	}
+	s[n] = '\0';
+	return s;
+}
+
+static void lpt_end_cleanup(pam_handle_t *pamh, void *data, int error_status)
+{
+	char buf[32];
+
+	(void)pamh;
+	(void)data;
+	snprintf(buf, sizeof(buf), "%d", error_status);
+	setenv("LPT_END_STATUS", buf, 1);
+}
+
+static int lpt_run(pam_handle_t *pamh, int flags, int check_flags,
+		   int argc, const char **argv)
+{
+	struct lpt_batch b;
+	int batch = 0;
+	int ret = PAM_SUCCESS;
+	int rv = PAM_SUCCESS;
+
+	memset(&b, 0, sizeof(b));
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "batch") == 0) {
+			batch = 1;
+		}
+	}
+	for (int i = 0; i < argc && rv == PAM_SUCCESS; i++) {
+		const char *a = argv[i];
+
+		if (strncmp(a, "off=", 4) == 0) {
+			rv = lpt_queue(pamh, &b, batch, PAM_PROMPT_ECHO_OFF,
+				       strdup("off: "), a + 4);
+		} else if (strncmp(a, "on=", 3) == 0) {
+			rv = lpt_queue(pamh, &b, batch, PAM_PROMPT_ECHO_ON,
+				       strdup("on: "), a + 3);
+		} else if (strncmp(a, "info=", 5) == 0) {
+			rv = lpt_queue(pamh, &b, batch, PAM_TEXT_INFO,
+				       strdup(a + 5), NULL);
+		} else if (strncmp(a, "err=", 4) == 0) {
+			rv = lpt_queue(pamh, &b, batch, PAM_ERROR_MSG,
+				       strdup(a + 4), NULL);
+		} else if (strncmp(a, "long=", 5) == 0) {
+			rv = lpt_queue(pamh, &b, batch, PAM_TEXT_INFO,
+				       lpt_long_text(strtol(a + 5, NULL, 10)), NULL);
+		} else if (strncmp(a, "flags=", 6) == 0) {
+			if (check_flags && flags != (int)strtol(a + 6, NULL, 0)) {
+				rv = PAM_SERVICE_ERR;
+			}
+		} else if (strncmp(a, "putenv=", 7) == 0) {
+			rv = pam_putenv(pamh, a + 7);
+		} else if (strcmp(a, "endstatus") == 0) {
+			rv = pam_set_data(pamh, "lpt_test_end", pamh, lpt_end_cleanup);
+		} else if (strncmp(a, "ret=", 4) == 0) {
+			ret = (int)strtol(a + 4, NULL, 10);
+		}
+	}
+	if (rv == PAM_SUCCESS) {
+		rv = lpt_flush(pamh, &b);
+	}
+	lpt_batch_clear(&b);
+	return rv != PAM_SUCCESS ? rv : ret;
+}
+
+PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
+				   const char **argv)
+{
+	return lpt_run(pamh, flags, 1, argc, argv);
+}
+
+PAM_EXTERN int pam_sm_setcred(pam_handle_t *pamh, int flags, int argc,
+			      const char **argv)
+{
+	return lpt_run(pamh, flags, 1, argc, argv);
+}
+
+PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc,
+				const char **argv)
+{
+	return lpt_run(pamh, flags, 1, argc, argv);
+}
+
+PAM_EXTERN int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc,
+				   const char **argv)
+{
+	return lpt_run(pamh, flags, 1, argc, argv);
+}
+
+PAM_EXTERN int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc,
+				    const char **argv)
+{
+	return lpt_run(pamh, flags, 1, argc, argv);
+}
+
+PAM_EXTERN int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc,
+				const char **argv)
+{
+	if (!(flags & PAM_UPDATE_AUTHTOK)) {
+		return PAM_SUCCESS;
+	}
+	return lpt_run(pamh, flags, 0, argc, argv);
+}
