@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Shared helpers of the pam_wrapper(1) launcher and the pamtest(1) runner:
+ * locating the preload library and modules, LD_PRELOAD handling, private
+ * temporary directories and the files written into them.  Nothing here
+ * exits; callers own every malloc'd result they get back.
+ */
+#define _GNU_SOURCE
+#include "pwrap_tool.h"
+
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Set by tools/CMakeLists.txt. */
+#ifndef PWRAP_REL_LIBDIR
+#define PWRAP_REL_LIBDIR "../lib"
+#endif
+#ifndef PWRAP_INSTALL_LIBDIR
+#define PWRAP_INSTALL_LIBDIR "/usr/local/lib"
+#endif
+#ifndef PWRAP_NSS_WRAPPER_DEFAULT
+#define PWRAP_NSS_WRAPPER_DEFAULT ""
+#endif
+#ifndef PWRAP_LIB_ARCH
+#define PWRAP_LIB_ARCH ""
+#endif
+
+#define PWRAP_LIB_NAME "libpam_wrapper.so"
+
+void sb_addn(struct sbuf *b, const char *str, size_t n)
+{
+	if (b->failed)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 64;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *s = realloc(b->s, cap);
+		if (s == NULL) {
+			b->failed = 1;
+			return;
+		}
+		b->s = s;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, str, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+void sb_add(struct sbuf *b, const char *str)
+{
+	sb_addn(b, str, strlen(str));
+}
+
+void sb_addf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->failed = 1;
+		return;
+	}
+	sb_addn(b, s, (size_t)n);
+	free(s);
+}
+
+void sb_free(struct sbuf *b)
+{
+	free(b->s);
+	b->s = NULL;
+	b->len = b->cap = 0;
+	b->failed = 0;
+}
+
+static int is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Directory of the running executable, malloc'd, or NULL. */
+static char *exe_dir(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return strdup(dirname(buf));
+}
+
+/* Canonical form of an existing path (so messages and LD_PRELOAD are clean). */
+static char *canon(const char *path)
+{
+	char *r = realpath(path, NULL);
+
+	return r != NULL ? r : strdup(path);
+}
+
+int pwrap_locate(const char *opt_lib, const char *opt_moddir, struct pwrap_paths *out)
+{
+	struct sbuf tried = {0};
+	char *dir = NULL;
+	char *cand = NULL;
+	const char *env;
+	int rc = -1;
+
+	out->lib = NULL;
+	out->moddir = NULL;
+
+	env = getenv("PAM_WRAPPER_LIB");
+	if (opt_lib != NULL || (env != NULL && env[0] != '\0')) {
+		const char *want = opt_lib != NULL ? opt_lib : env;
+		if (!is_file(want)) {
+			warnx("%s: no such library (given by %s)", want,
+			      opt_lib != NULL ? "--lib" : "PAM_WRAPPER_LIB");
+			goto out;
+		}
+		out->lib = canon(want);
+	} else {
+		const char *rels[] = {"../lib", PWRAP_REL_LIBDIR};
+		dir = exe_dir();
+		for (size_t i = 0; dir != NULL && i < sizeof(rels) / sizeof(rels[0]); i++) {
+			free(cand);
+			if (asprintf(&cand, "%s/%s/" PWRAP_LIB_NAME, dir, rels[i]) < 0) {
+				cand = NULL;
+				goto out;
+			}
+			sb_addf(&tried, " %s", cand);
+			if (is_file(cand)) {
+				out->lib = canon(cand);
+				break;
+			}
+		}
+		if (out->lib == NULL) {
+			const char *inst = PWRAP_INSTALL_LIBDIR "/" PWRAP_LIB_NAME;
+			sb_addf(&tried, " %s", inst);
+			if (is_file(inst))
+				out->lib = strdup(inst);
+		}
+		if (out->lib == NULL) {
+			warnx("cannot find " PWRAP_LIB_NAME " (tried%s); use --lib or PAM_WRAPPER_LIB",
+			      tried.s != NULL ? tried.s : "");
+			goto out;
+		}
+	}
+	if (out->lib == NULL)
+		goto out;
+
+	env = getenv("PAM_WRAPPER_MODULE_DIR");
+	if (opt_moddir != NULL) {
+		out->moddir = canon(opt_moddir);
+	} else if (env != NULL && env[0] != '\0') {
+		out->moddir = canon(env);
+	} else {
+		char *copy = strdup(out->lib);
+		if (copy == NULL)
+			goto out;
+		if (asprintf(&out->moddir, "%s/pam_wrapper", dirname(copy)) < 0)
+			out->moddir = NULL;
+		free(copy);
+	}
+	if (out->moddir == NULL)
+		goto out;
+	rc = 0;
+out:
+	if (rc != 0)
+		pwrap_paths_free(out);
+	free(cand);
+	free(dir);
+	sb_free(&tried);
+	return rc;
+}
+
+void pwrap_paths_free(struct pwrap_paths *p)
+{
+	free(p->lib);
+	free(p->moddir);
+	p->lib = NULL;
+	p->moddir = NULL;
+}
+
+int pwrap_is_sanitizer_runtime(const char *lib)
+{
+	const char *base = strrchr(lib, '/');
+
+	base = base != NULL ? base + 1 : lib;
+	return strncmp(base, "libasan", 7) == 0 || strncmp(base, "libubsan", 8) == 0 ||
+	       strncmp(base, "libtsan", 7) == 0 || strncmp(base, "libclang_rt.", 12) == 0;
+}
+
+int pwrap_preload_prepend(const char *libs)
+{
+	const char *old = getenv("LD_PRELOAD");
+	struct sbuf first = {0}, rest = {0};
+	char *copy = NULL, *save = NULL;
+	int rc = -1;
+
+	/* LD_PRELOAD also accepts spaces as separators. */
+	copy = strdup(old != NULL ? old : "");
+	if (copy == NULL)
+		goto out;
+	for (char *t = strtok_r(copy, ": ", &save); t != NULL; t = strtok_r(NULL, ": ", &save)) {
+		struct sbuf *b = pwrap_is_sanitizer_runtime(t) ? &first : &rest;
+		if (b->len > 0)
+			sb_add(b, ":");
+		sb_add(b, t);
+	}
+	if (first.len > 0)
+		sb_add(&first, ":");
+	sb_add(&first, libs);
+	if (rest.len > 0) {
+		sb_add(&first, ":");
+		sb_add(&first, rest.s);
+	}
+	if (first.failed || rest.failed)
+		goto out;
+	if (setenv("LD_PRELOAD", first.s, 1) != 0)
+		goto out;
+	rc = 0;
+out:
+	if (rc != 0)
+		warn("cannot set LD_PRELOAD");
+	free(copy);
+	sb_free(&first);
+	sb_free(&rest);
+	return rc;
+}
+
+const char *pwrap_tmpdir(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	return (t != NULL && t[0] != '\0') ? t : "/tmp";
+}
+
+char *pwrap_mkdtemp(const char *prefix)
+{
+	char *path = NULL;
+
+	if (asprintf(&path, "%s/%s.XXXXXX", pwrap_tmpdir(), prefix) < 0)
+		return NULL;
+	if (mkdtemp(path) == NULL) {
+		warn("cannot create a directory in %s", pwrap_tmpdir());
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP ? rmdir(path) : unlink(path)) {
+		warn("cannot remove %s", path);
+		return -1;
+	}
+	return 0;
+}
+
+int pwrap_rmtree(const char *dir)
+{
+	return nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
+}
+
+int pwrap_write_file(const char *dir, const char *name, const char *content,
+		     char **path_out)
+{
+	char *path = NULL;
+	int fd = -1;
+	int rc = -1;
+	size_t len = strlen(content);
+	size_t off = 0;
+
+	if (asprintf(&path, "%s/%s", dir, name) < 0) {
+		path = NULL;
+		goto out;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		warn("cannot create %s", path);
+		goto out;
+	}
+	while (off < len) {
+		ssize_t n = write(fd, content + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			warn("cannot write %s", path);
+			goto out;
+		}
+		off += (size_t)n;
+	}
+	if (close(fd) != 0) {
+		fd = -1;
+		warn("cannot write %s", path);
+		goto out;
+	}
+	fd = -1;
+	if (path_out != NULL) {
+		*path_out = path;
+		path = NULL;
+	}
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return rc;
+}
+
+int pwrap_valid_service_name(const char *name)
+{
+	return name[0] != '\0' && strchr(name, '/') == NULL && strcmp(name, ".") != 0 &&
+	       strcmp(name, "..") != 0 && strpbrk(name, " \t\n") == NULL;
+}
+
+char *pwrap_matrix_service(const char *module, const char *passdb)
+{
+	static const char *const groups[] = {"auth", "account", "password", "session"};
+	struct sbuf b = {0};
+
+	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+		sb_addf(&b, "%-8s required %s passdb=%s\n", groups[i], module, passdb);
+	if (b.failed) {
+		sb_free(&b);
+		return NULL;
+	}
+	return b.s;
+}
+
+char *pwrap_find_nss_wrapper(void)
+{
+	const char *env = getenv("PAM_WRAPPER_NSS_LIB");
+	const char *cands[] = {
+		PWRAP_NSS_WRAPPER_DEFAULT,
+		"/usr/lib/" PWRAP_LIB_ARCH "/libnss_wrapper.so",
+		"/usr/lib/" PWRAP_LIB_ARCH "/libnss_wrapper.so.0",
+		"/usr/local/lib/libnss_wrapper.so",
+		"/usr/lib64/libnss_wrapper.so",
+		"/usr/lib/libnss_wrapper.so",
+	};
+
+	if (env != NULL && env[0] != '\0')
+		return is_file(env) ? canon(env) : NULL;
+	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
+		if (cands[i][0] != '\0' && is_file(cands[i]))
+			return canon(cands[i]);
+	}
+	return NULL;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Helpers shared by the command-line tools pam_wrapper(1) and pamtest(1):
+ * finding libpam_wrapper.so and our module directory, building LD_PRELOAD,
+ * private temporary directories and the small files (passdb, service files)
+ * written into them.  Everything here reports problems with warnx() and
+ * returns -1/NULL so that each tool decides its own exit status.
+ */
+#ifndef PWRAP_TOOL_H
+#define PWRAP_TOOL_H
+
+#include <stddef.h>
+
+/* Where the wrapper lives.  Both strings are malloc'd and owned by the struct. */
+struct pwrap_paths {
+	char *lib;    /* .../libpam_wrapper.so */
+	char *moddir; /* .../pam_wrapper (our modules) */
+};
+
+/*
+ * Locate libpam_wrapper.so: opt_lib, else $PAM_WRAPPER_LIB, else relative to
+ * the running executable (bin/../lib for the build tree, then the installed
+ * bindir->libdir relation), else the configured install libdir.  The module
+ * directory is opt_moddir, else $PAM_WRAPPER_MODULE_DIR, else "pam_wrapper"
+ * next to the library.  Returns 0, or -1 after a warning naming what was tried.
+ */
+int pwrap_locate(const char *opt_lib, const char *opt_moddir, struct pwrap_paths *out);
+void pwrap_paths_free(struct pwrap_paths *p);
+
+/*
+ * Put the colon-separated `libs` in front of LD_PRELOAD, keeping sanitizer
+ * runtimes that are already there first (ASan insists on coming first).
+ * Returns 0 or -1.
+ */
+int pwrap_preload_prepend(const char *libs);
+
+/* True when `lib` (a path) is a sanitizer runtime that must stay first. */
+int pwrap_is_sanitizer_runtime(const char *lib);
+
+/* The directory for temporary files: $TMPDIR if set and non-empty, else /tmp. */
+const char *pwrap_tmpdir(void);
+
+/* mkdtemp() "<tmpdir>/<prefix>.XXXXXX"; malloc'd path or NULL after warn(). */
+char *pwrap_mkdtemp(const char *prefix);
+
+/* Remove a directory tree without following symlinks.  Returns 0 or -1. */
+int pwrap_rmtree(const char *dir);
+
+/*
+ * Create dir/name with `content` (mode 0644, must not exist yet).  On success
+ * *path_out (if not NULL) gets the malloc'd full path.  Returns 0 or -1.
+ */
+int pwrap_write_file(const char *dir, const char *name, const char *content,
+		     char **path_out);
+
+/* A growing NUL-terminated string; abort-free: errors make sb_failed() true. */
+struct sbuf {
+	char *s;
+	size_t len;
+	size_t cap;
+	int failed;
+};
+void sb_add(struct sbuf *b, const char *str);
+void sb_addn(struct sbuf *b, const char *str, size_t n);
+void sb_addf(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void sb_free(struct sbuf *b);
+
+/* Is `name` usable as a service file name (non-empty, no '/', not . or ..)? */
+int pwrap_valid_service_name(const char *name);
+
+/*
+ * The service file text that runs pam_matrix (module at `module`, which may be
+ * a bare name) with passdb=`passdb` for all four management groups.  Malloc'd.
+ */
+char *pwrap_matrix_service(const char *module, const char *passdb);
+
+/*
+ * Locate libnss_wrapper.so: $PAM_WRAPPER_NSS_LIB when set (and then only it),
+ * else the path found at build time, else the usual library directories.
+ * Malloc'd path, or NULL when it is not installed.
+ */
+char *pwrap_find_nss_wrapper(void);
+
+#endif

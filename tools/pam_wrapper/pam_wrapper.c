@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pam_wrapper(1): run a command with libpam_wrapper.so set up.
+ *
+ *   pam_wrapper --service-dir DIR -- ./app
+ *   pam_wrapper --user bob:secret[:service] --service myapp -- ./app
+ *
+ * With --user the launcher makes a private directory (mkdtemp below $TMPDIR)
+ * holding a pam_matrix passdb and one service file per service, optionally
+ * nss_wrapper passwd/group files (--nss), runs the command with LD_PRELOAD,
+ * PAM_WRAPPER=1 and PAM_WRAPPER_SERVICE_DIR set, forwards SIGINT/SIGTERM/
+ * SIGHUP/SIGQUIT to it, removes the directory and exits with the command's
+ * status (128+N when it died of signal N; 126/127 when it could not run).
+ * Usage errors exit 2.  Passwords only ever go into the passdb file.
+ */
+#define _GNU_SOURCE
+#include "pwrap_tool.h"
+
+#include <err.h>
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef PWRAP_VERSION
+#define PWRAP_VERSION "unknown"
+#endif
+
+#define EXIT_USAGE 2
+
+struct user {
+	char *name;     /* points into the malloc'd copy `spec` */
+	char *password; /* idem; wiped when done */
+	char *service;  /* idem; NULL when not given */
+	char *spec;     /* owned */
+};
+
+struct opts {
+	const char *service_dir;
+	const char *lib;
+	const char *moddir;
+	const char *debug;
+	int keep;
+	int nss;
+	int syslog;
+	struct user *users;
+	size_t nusers;
+	const char **services;
+	size_t nservices;
+};
+
+static volatile sig_atomic_t child_pid;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: pam_wrapper [options] [--] command [arg...]\n"
+		"Run command with libpam_wrapper.so preloaded and PAM_WRAPPER=1.\n"
+		"\n"
+		"  -d, --service-dir DIR    PAM service files are read from DIR\n"
+		"  -u, --user U:P[:SVC]     let user U log in with password P (pam_matrix);\n"
+		"                           repeatable; SVC limits the user to that service\n"
+		"  -s, --service NAME       write a pam_matrix service file NAME (repeatable;\n"
+		"                           default: the services named by --user)\n"
+		"  -n, --nss                also add the users through nss_wrapper\n"
+		"  -D, --debug LEVEL        PAM_WRAPPER_DEBUGLEVEL (0-3)\n"
+		"  -S, --syslog             PAM_WRAPPER_USE_SYSLOG=1\n"
+		"  -k, --keep               keep the private directory and print its path\n"
+		"  -l, --lib PATH           libpam_wrapper.so to preload\n"
+		"  -m, --module-dir DIR     directory of pam_matrix.so and the other modules\n"
+		"  -h, --help               this help\n"
+		"  -V, --version            print the version\n"
+		"\n"
+		"Exit status: the command's; 128+N if it was killed by signal N;\n"
+		"126/127 if it could not be run; 2 for usage errors.\n");
+}
+
+static void fwd_signal(int sig, siginfo_t *si, void *uctx)
+{
+	(void)uctx;
+	/* A terminal's ^C already reached the child (same process group). */
+	if (si != NULL && si->si_code == SI_KERNEL)
+		return;
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
+static const int fwd_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+static void parse_user(struct opts *o, const char *arg)
+{
+	struct user u = {0};
+	char *p;
+
+	u.spec = strdup(arg);
+	if (u.spec == NULL)
+		err(EXIT_USAGE, "out of memory");
+	u.name = u.spec;
+	p = strchr(u.spec, ':');
+	if (p == NULL)
+		errx(EXIT_USAGE, "--user %.*s...: expected USER:PASSWORD[:SERVICE]",
+		     (int)strcspn(arg, ":"), arg);
+	*p++ = '\0';
+	u.password = p;
+	p = strchr(p, ':');
+	if (p != NULL) {
+		*p++ = '\0';
+		u.service = p;
+		if (!pwrap_valid_service_name(u.service))
+			errx(EXIT_USAGE, "--user %s: invalid service name \"%s\"", u.name,
+			     u.service);
+	}
+	if (u.name[0] == '\0' || strpbrk(u.name, " \t\n/") != NULL)
+		errx(EXIT_USAGE, "--user: invalid user name \"%s\"", u.name);
+	if (strchr(u.password, '\n') != NULL)
+		errx(EXIT_USAGE, "--user %s: the password may not contain a newline", u.name);
+	struct user *n = realloc(o->users, (o->nusers + 1) * sizeof(*n));
+	if (n == NULL)
+		err(EXIT_USAGE, "out of memory");
+	o->users = n;
+	o->users[o->nusers++] = u;
+}
+
+static void add_service(struct opts *o, const char *name)
+{
+	for (size_t i = 0; i < o->nservices; i++)
+		if (strcmp(o->services[i], name) == 0)
+			return;
+	const char **n = realloc(o->services, (o->nservices + 1) * sizeof(*n));
+	if (n == NULL)
+		err(EXIT_USAGE, "out of memory");
+	o->services = n;
+	o->services[o->nservices++] = name;
+}
+
+static int parse_args(struct opts *o, int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{"service-dir", required_argument, NULL, 'd'},
+		{"user", required_argument, NULL, 'u'},
+		{"service", required_argument, NULL, 's'},
+		{"nss", no_argument, NULL, 'n'},
+		{"debug", required_argument, NULL, 'D'},
+		{"syslog", no_argument, NULL, 'S'},
+		{"keep", no_argument, NULL, 'k'},
+		{"lib", required_argument, NULL, 'l'},
+		{"module-dir", required_argument, NULL, 'm'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	/* '+': stop at the command so its own options are left alone. */
+	while ((c = getopt_long(argc, argv, "+d:u:s:nD:Skl:m:hV", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			o->service_dir = optarg;
+			break;
+		case 'u':
+			parse_user(o, optarg);
+			break;
+		case 's':
+			if (!pwrap_valid_service_name(optarg))
+				errx(EXIT_USAGE, "--service: invalid service name \"%s\"", optarg);
+			add_service(o, optarg);
+			break;
+		case 'n':
+			o->nss = 1;
+			break;
+		case 'D':
+			if (optarg[0] < '0' || optarg[0] > '3' || optarg[1] != '\0')
+				errx(EXIT_USAGE, "--debug: expected a level 0-3, not \"%s\"", optarg);
+			o->debug = optarg;
+			break;
+		case 'S':
+			o->syslog = 1;
+			break;
+		case 'k':
+			o->keep = 1;
+			break;
+		case 'l':
+			o->lib = optarg;
+			break;
+		case 'm':
+			o->moddir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("pam_wrapper %s\n", PWRAP_VERSION);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(EXIT_USAGE);
+		}
+	}
+	if (optind >= argc)
+		errx(EXIT_USAGE, "no command given (see --help)");
+	if (o->service_dir == NULL && o->nusers == 0 &&
+	    getenv("PAM_WRAPPER_SERVICE_DIR") == NULL)
+		errx(EXIT_USAGE, "give --service-dir DIR or --user USER:PASSWORD (see --help)");
+	if (o->nss && o->nusers == 0)
+		errx(EXIT_USAGE, "--nss needs at least one --user");
+	if (o->nservices > 0 && o->nusers == 0)
+		errx(EXIT_USAGE, "--service needs at least one --user");
+	/* Users without a service may use every --service. */
+	for (size_t i = 0; i < o->nusers; i++) {
+		if (o->users[i].service == NULL && o->nservices == 0)
+			errx(EXIT_USAGE,
+			     "--user %s: no service: use %s:PASSWORD:SERVICE or --service NAME",
+			     o->users[i].name, o->users[i].name);
+	}
+	return optind;
+}
+
+/* The passdb text: one line per user and allowed service. */
+static char *make_passdb(const struct opts *o)
+{
+	struct sbuf b = {0};
+
+	sb_add(&b, "");
+	for (size_t i = 0; i < o->nusers; i++) {
+		const struct user *u = &o->users[i];
+		if (u->service != NULL) {
+			sb_addf(&b, "%s:%s:%s\n", u->name, u->password, u->service);
+			continue;
+		}
+		for (size_t s = 0; s < o->nservices; s++)
+			sb_addf(&b, "%s:%s:%s\n", u->name, u->password, o->services[s]);
+	}
+	if (b.failed) {
+		sb_free(&b);
+		return NULL;
+	}
+	return b.s;
+}
+
+static int uid_taken(const uid_t *uids, size_t n, uid_t uid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (uids[i] == uid)
+			return 1;
+	return 0;
+}
+
+/*
+ * nss_wrapper passwd and group files: root, the calling user (so `id` and
+ * friends keep working) and every --user with uid=gid from 1000 up.
+ */
+static int write_nss_files(const struct opts *o, const char *dir)
+{
+	struct sbuf pw = {0}, gr = {0};
+	uid_t *uids = NULL;
+	size_t nuids = 0;
+	char *pwpath = NULL, *grpath = NULL;
+	uid_t me = getuid();
+	gid_t mygid = getgid();
+	int rc = -1;
+
+	uids = calloc(o->nusers + 2, sizeof(*uids));
+	if (uids == NULL)
+		goto out;
+	sb_add(&pw, "root:x:0:0:root:/root:/bin/sh\n");
+	sb_add(&gr, "root:x:0:\n");
+	uids[nuids++] = 0;
+	if (me != 0) {
+		struct passwd *p = getpwuid(me);
+		struct group *g = getgrgid(mygid);
+		int clash = 0;
+		for (size_t i = 0; p != NULL && i < o->nusers; i++)
+			clash |= strcmp(o->users[i].name, p->pw_name) == 0;
+		if (p != NULL && !clash) {
+			sb_addf(&pw, "%s:x:%u:%u:%s:%s:%s\n", p->pw_name, (unsigned)me,
+				(unsigned)mygid, p->pw_gecos, p->pw_dir, p->pw_shell);
+			uids[nuids++] = me;
+		}
+		if (g != NULL && mygid != 0)
+			sb_addf(&gr, "%s:x:%u:\n", g->gr_name, (unsigned)mygid);
+	}
+	uid_t next = 1000;
+	for (size_t i = 0; i < o->nusers; i++) {
+		const char *name = o->users[i].name;
+		int dup = 0;
+		for (size_t j = 0; j < i; j++)
+			dup |= strcmp(o->users[j].name, name) == 0;
+		if (dup)
+			continue;
+		while (uid_taken(uids, nuids, next) || next == mygid)
+			next++;
+		sb_addf(&pw, "%s:x:%u:%u:%s:/home/%s:/bin/sh\n", name, (unsigned)next,
+			(unsigned)next, name, name);
+		sb_addf(&gr, "%s:x:%u:\n", name, (unsigned)next);
+		uids[nuids++] = next;
+	}
+	if (pw.failed || gr.failed)
+		goto out;
+	if (pwrap_write_file(dir, "passwd", pw.s, &pwpath) != 0 ||
+	    pwrap_write_file(dir, "group", gr.s, &grpath) != 0)
+		goto out;
+	if (setenv("NSS_WRAPPER_PASSWD", pwpath, 1) != 0 ||
+	    setenv("NSS_WRAPPER_GROUP", grpath, 1) != 0)
+		goto out;
+	rc = 0;
+out:
+	free(uids);
+	free(pwpath);
+	free(grpath);
+	sb_free(&pw);
+	sb_free(&gr);
+	return rc;
+}
+
+/* Fill the private directory; sets PAM_WRAPPER_SERVICE_DIR/PAM_MATRIX_PASSWD. */
+static int setup_private_dir(struct opts *o, const struct pwrap_paths *paths,
+			     const char *dir)
+{
+	char *passdb_text = NULL, *passdb = NULL, *module = NULL, *svc = NULL;
+	int rc = -1;
+
+	passdb_text = make_passdb(o);
+	if (passdb_text == NULL)
+		goto out;
+	if (pwrap_write_file(dir, "passdb", passdb_text, &passdb) != 0)
+		goto out;
+	if (setenv("PAM_MATRIX_PASSWD", passdb, 1) != 0)
+		goto out;
+	if (o->service_dir == NULL) {
+		/* Every service a user names gets its file too. */
+		for (size_t i = 0; i < o->nusers; i++)
+			if (o->users[i].service != NULL)
+				add_service(o, o->users[i].service);
+		if (asprintf(&module, "%s/pam_matrix.so", paths->moddir) < 0) {
+			module = NULL;
+			goto out;
+		}
+		if (access(module, R_OK) != 0) {
+			warnx("%s: module not found (use --module-dir)", module);
+			goto out;
+		}
+		svc = pwrap_matrix_service(module, passdb);
+		if (svc == NULL)
+			goto out;
+		for (size_t i = 0; i < o->nservices; i++)
+			if (pwrap_write_file(dir, o->services[i], svc, NULL) != 0)
+				goto out;
+		if (setenv("PAM_WRAPPER_SERVICE_DIR", dir, 1) != 0)
+			goto out;
+	}
+	if (o->nss && write_nss_files(o, dir) != 0)
+		goto out;
+	rc = 0;
+out:
+	if (passdb_text != NULL)
+		explicit_bzero(passdb_text, strlen(passdb_text));
+	free(passdb_text);
+	free(passdb);
+	free(module);
+	free(svc);
+	return rc;
+}
+
+/* fork+exec argv; returns the exit status to propagate. */
+static int run(char **argv)
+{
+	struct sigaction sa = {0};
+	sigset_t block, old;
+	int status;
+	pid_t pid;
+
+	sigemptyset(&block);
+	for (size_t i = 0; i < sizeof(fwd_sigs) / sizeof(fwd_sigs[0]); i++)
+		sigaddset(&block, fwd_sigs[i]);
+	/* No signal may slip in between fork() and recording the pid. */
+	sigprocmask(SIG_BLOCK, &block, &old);
+	sa.sa_sigaction = fwd_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(fwd_sigs) / sizeof(fwd_sigs[0]); i++)
+		sigaction(fwd_sigs[i], &sa, NULL);
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		warn("fork");
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return 126;
+	}
+	if (pid == 0) {
+		sa.sa_handler = SIG_DFL;
+		sa.sa_flags = 0;
+		for (size_t i = 0; i < sizeof(fwd_sigs) / sizeof(fwd_sigs[0]); i++)
+			sigaction(fwd_sigs[i], &sa, NULL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		execvp(argv[0], argv);
+		int e = errno;
+		warn("cannot run %s", argv[0]);
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	child_pid = pid;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			warn("waitpid");
+			return 126;
+		}
+	}
+	child_pid = 0;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {0};
+	struct pwrap_paths paths = {0};
+	struct sbuf preload = {0};
+	char *dir = NULL;
+	char *nsslib = NULL;
+	int status = EXIT_USAGE;
+	int cmd;
+
+	cmd = parse_args(&o, argc, argv);
+
+	if (o.nss) {
+		nsslib = pwrap_find_nss_wrapper();
+		if (nsslib == NULL)
+			errx(EXIT_USAGE, "--nss: libnss_wrapper.so is not installed "
+					 "(Debian: apt-get install libnss-wrapper; or set "
+					 "PAM_WRAPPER_NSS_LIB)");
+	}
+	if (pwrap_locate(o.lib, o.moddir, &paths) != 0)
+		goto out;
+
+	if (o.service_dir != NULL) {
+		char *real = realpath(o.service_dir, NULL);
+		if (real == NULL) {
+			warn("--service-dir %s", o.service_dir);
+			goto out;
+		}
+		int ok = setenv("PAM_WRAPPER_SERVICE_DIR", real, 1) == 0;
+		free(real);
+		if (!ok)
+			goto out;
+	}
+	if (o.nusers > 0) {
+		dir = pwrap_mkdtemp("pwrap_launch");
+		if (dir == NULL)
+			goto out;
+		if (o.keep)
+			fprintf(stderr, "pam_wrapper: private directory %s (kept)\n", dir);
+		if (setup_private_dir(&o, &paths, dir) != 0)
+			goto out;
+	}
+
+	if (nsslib != NULL)
+		sb_addf(&preload, "%s:", nsslib);
+	sb_add(&preload, paths.lib);
+	if (preload.failed || pwrap_preload_prepend(preload.s) != 0)
+		goto out;
+	if (setenv("PAM_WRAPPER", "1", 1) != 0 ||
+	    (o.debug != NULL && setenv("PAM_WRAPPER_DEBUGLEVEL", o.debug, 1) != 0) ||
+	    (o.syslog && setenv("PAM_WRAPPER_USE_SYSLOG", "1", 1) != 0) ||
+	    (o.keep && setenv("PAM_WRAPPER_KEEP_DIR", "1", 1) != 0)) {
+		warn("setenv");
+		goto out;
+	}
+
+	status = run(argv + cmd);
+out:
+	if (dir != NULL && !o.keep && pwrap_rmtree(dir) != 0)
+		warnx("could not remove %s", dir);
+	for (size_t i = 0; i < o.nusers; i++) {
+		explicit_bzero(o.users[i].spec, strlen(o.users[i].name) + 1 +
+						strlen(o.users[i].password));
+		free(o.users[i].spec);
+	}
+	free(o.users);
+	free(o.services);
+	free(dir);
+	free(nsslib);
+	sb_free(&preload);
+	pwrap_paths_free(&paths);
+	return status;
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pamtest(1): run PAM transactions described by scenario files
+ * (pamtest-scenario(5)) and report them as text, TAP or JUnit XML.
+ *
+ * All files are parsed first: any malformed one is reported as
+ * "file:line: what is wrong" and the run stops with status 2.  Then, unless
+ * libpam_wrapper.so is already loaded (e.g. under the pam_wrapper(1)
+ * launcher), pamtest preloads it and re-executes itself once.  Exit status:
+ * 0 every expectation held, 1 some failed, 2 usage, malformed scenario or a
+ * scenario that could not be set up.
+ */
+#define _GNU_SOURCE
+#include "pwrap_tool.h"
+#include "scenario.h"
+
+#include <dlfcn.h>
+#include <err.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef PWRAP_VERSION
+#define PWRAP_VERSION "unknown"
+#endif
+
+#define EXIT_USAGE 2
+#define REEXEC_MARK "PAMTEST_WRAPPED"
+
+/* Read by run.c for ${MODULE_DIR}. */
+const char *pamtest_moddir;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: pamtest [options] scenario...\n"
+		"Run the PAM transactions of each scenario file (see pamtest-scenario(5)).\n"
+		"\n"
+		"  -f, --format FORMAT      human (default), tap or junit\n"
+		"  -o, --output FILE        write the report to FILE instead of stdout\n"
+		"  -q, --quiet              human format: show only failures and the summary\n"
+		"  -c, --check              only check the scenarios' syntax\n"
+		"  -k, --keep               keep each scenario's private directory\n"
+		"  -D, --debug LEVEL        PAM_WRAPPER_DEBUGLEVEL (0-3)\n"
+		"  -l, --lib PATH           libpam_wrapper.so to preload\n"
+		"  -m, --module-dir DIR     our modules' directory (for ${MODULE_DIR})\n"
+		"  -h, --help               this help\n"
+		"  -V, --version            print the version\n"
+		"\n"
+		"Exit status: 0 all passed, 1 some expectation failed, 2 usage error,\n"
+		"malformed scenario or a scenario that could not be set up.\n");
+}
+
+/* Is libpam_wrapper.so in this process? */
+static int wrapped(void)
+{
+	return dlsym(RTLD_DEFAULT, "pam_wrapper_enabled") != NULL ||
+	       getenv(REEXEC_MARK) != NULL;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"check", no_argument, NULL, 'c'},
+		{"keep", no_argument, NULL, 'k'},
+		{"debug", required_argument, NULL, 'D'},
+		{"lib", required_argument, NULL, 'l'},
+		{"module-dir", required_argument, NULL, 'm'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	struct reporter rep = {.fmt = FMT_HUMAN, .out = stdout};
+	struct pwrap_paths paths = {0};
+	struct scenario *scs = NULL;
+	struct file_results *frs = NULL;
+	const char *output = NULL, *lib = NULL, *moddir = NULL;
+	int check = 0, keep = 0, bad = 0, setup_failed = 0, status = EXIT_USAGE;
+	int nfiles, c;
+
+	while ((c = getopt_long(argc, argv, "f:o:qckD:l:m:hV", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "human") == 0)
+				rep.fmt = FMT_HUMAN;
+			else if (strcmp(optarg, "tap") == 0)
+				rep.fmt = FMT_TAP;
+			else if (strcmp(optarg, "junit") == 0)
+				rep.fmt = FMT_JUNIT;
+			else
+				errx(EXIT_USAGE, "--format: expected human, tap or junit, not \"%s\"", optarg);
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'q':
+			rep.quiet = 1;
+			break;
+		case 'c':
+			check = 1;
+			break;
+		case 'k':
+			keep = 1;
+			break;
+		case 'D':
+			if (optarg[0] < '0' || optarg[0] > '3' || optarg[1] != '\0')
+				errx(EXIT_USAGE, "--debug: expected a level 0-3, not \"%s\"", optarg);
+			if (setenv("PAM_WRAPPER_DEBUGLEVEL", optarg, 1) != 0)
+				err(EXIT_USAGE, "setenv");
+			break;
+		case 'l':
+			lib = optarg;
+			break;
+		case 'm':
+			moddir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("pamtest %s\n", PWRAP_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	nfiles = argc - optind;
+	if (nfiles <= 0)
+		errx(EXIT_USAGE, "no scenario file given (see --help)");
+
+	scs = calloc((size_t)nfiles, sizeof(*scs));
+	frs = calloc((size_t)nfiles, sizeof(*frs));
+	if (scs == NULL || frs == NULL)
+		err(EXIT_USAGE, "out of memory");
+	/* Parse everything first: a malformed file stops the run before any PAM call. */
+	for (int i = 0; i < nfiles; i++) {
+		if (scenario_parse(argv[optind + i], &scs[i]) != 0) {
+			bad = 1;
+			continue;
+		}
+		rep.total += scenario_ntests(&scs[i]);
+	}
+	if (bad)
+		goto out;
+	if (check) {
+		status = 0;
+		goto out;
+	}
+
+	if (pwrap_locate(lib, moddir, &paths) == 0) {
+		pamtest_moddir = paths.moddir;
+	} else if (!wrapped()) {
+		goto out;
+	}
+	if (!wrapped()) {
+		/* Preload the wrapper and start again; the mark stops a loop. */
+		if (pwrap_preload_prepend(paths.lib) != 0 || setenv("PAM_WRAPPER", "1", 1) != 0 ||
+		    setenv(REEXEC_MARK, "1", 1) != 0)
+			goto out;
+		fflush(NULL);
+		execv("/proc/self/exe", argv);
+		warn("cannot re-execute /proc/self/exe");
+		goto out;
+	}
+	unsetenv(REEXEC_MARK);
+
+	if (output != NULL) {
+		rep.out = fopen(output, "w");
+		if (rep.out == NULL) {
+			warn("%s", output);
+			goto out;
+		}
+	}
+	report_begin(&rep);
+	for (int i = 0; i < nfiles; i++) {
+		if (scenario_run(&scs[i], &frs[i], keep) != 0)
+			setup_failed = 1;
+		report_file(&rep, &frs[i]);
+	}
+	report_end(&rep, frs, (size_t)nfiles);
+	status = setup_failed ? EXIT_USAGE : rep.failed > 0 ? 1 : 0;
+	if (rep.out != stdout && fclose(rep.out) != 0) {
+		warn("%s", output);
+		status = EXIT_USAGE;
+	}
+out:
+	for (int i = 0; i < nfiles; i++) {
+		file_results_free(&frs[i]);
+		scenario_free(&scs[i]);
+	}
+	free(scs);
+	free(frs);
+	pwrap_paths_free(&paths);
+	return status;
+}

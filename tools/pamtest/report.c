@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Output of pamtest(1): human-readable (default), TAP version 13 and JUnit
+ * XML.  Human and TAP output is written as each scenario finishes; JUnit is
+ * written at the end because its header carries the totals.  Failure texts
+ * were made safe by show() (secrets hidden, control characters escaped);
+ * here they are only escaped for the output format.
+ */
+#define _GNU_SOURCE
+#include "scenario.h"
+
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static size_t count_failed(const struct file_results *fr)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < fr->nres; i++)
+		n += !fr->res[i].passed;
+	return n;
+}
+
+/* Length of a valid UTF-8 sequence at p, or 0. */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* XML text or attribute value; invalid UTF-8 and control bytes become U+FFFD. */
+static void xml_put(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s != NULL ? s : "");
+
+	while (*p != '\0') {
+		size_t n = utf8_len(p);
+		if (n == 0 || (*p < 0x20 && *p != '\n' && *p != '\t')) {
+			fputs("\xef\xbf\xbd", f);
+			p++;
+			continue;
+		}
+		switch (*p) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&apos;", f); break;
+		case '\n': fputs("&#10;", f); break;
+		case '\t': fputs("&#9;", f); break;
+		default: fwrite(p, 1, n, f);
+		}
+		p += n;
+	}
+}
+
+/* TAP descriptions must not contain '#' (it starts a directive) or newlines. */
+static void tap_put(FILE *f, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (*s == '#')
+			fputs("\\#", f);
+		else if (*s == '\n')
+			fputc(' ', f);
+		else
+			fputc(*s, f);
+	}
+}
+
+void report_begin(struct reporter *r)
+{
+	if (r->fmt == FMT_TAP) {
+		fprintf(r->out, "TAP version 13\n1..%zu\n", r->total);
+		fflush(r->out);
+	}
+}
+
+void report_file(struct reporter *r, const struct file_results *fr)
+{
+	size_t failed = count_failed(fr);
+
+	r->files++;
+	r->failed += failed;
+	r->passed += fr->nres - failed;
+	if (r->fmt == FMT_JUNIT)
+		return;
+	if (r->fmt == FMT_HUMAN && (!r->quiet || failed > 0 || fr->error != NULL))
+		fprintf(r->out, "%s\n", fr->sc->path);
+	if (r->fmt == FMT_HUMAN && fr->error != NULL)
+		fprintf(r->out, "  ERROR %s\n", fr->error);
+	for (size_t i = 0; i < fr->nres; i++) {
+		const struct result *res = &fr->res[i];
+		if (r->fmt == FMT_TAP) {
+			fprintf(r->out, "%sok %zu - ", res->passed ? "" : "not ", ++r->counter);
+			tap_put(r->out, fr->sc->path);
+			fputs(": ", r->out);
+			tap_put(r->out, res->name != NULL ? res->name : "?");
+			fputc('\n', r->out);
+			for (size_t j = 0; j < res->nfailures; j++)
+				fprintf(r->out, "# %s\n", res->failures[j]);
+			continue;
+		}
+		if (res->passed) {
+			if (!r->quiet)
+				fprintf(r->out, "  ok    %s\n", res->name != NULL ? res->name : "?");
+			continue;
+		}
+		fprintf(r->out, "  FAIL  %s\n", res->name != NULL ? res->name : "?");
+		for (size_t j = 0; j < res->nfailures; j++)
+			fprintf(r->out, "        %s\n", res->failures[j]);
+	}
+	fflush(r->out);
+}
+
+static void junit(struct reporter *r, const struct file_results *all, size_t nall)
+{
+	char host[256] = "localhost", stamp[32] = "";
+	size_t errors = 0;
+	double total_time = 0;
+	time_t t = time(NULL);
+	struct tm tm;
+	FILE *f = r->out;
+
+	if (gethostname(host, sizeof(host)) != 0)
+		strcpy(host, "localhost");
+	host[sizeof(host) - 1] = '\0';
+	if (localtime_r(&t, &tm) != NULL)
+		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	for (size_t i = 0; i < nall; i++) {
+		total_time += all[i].seconds;
+		if (all[i].error != NULL)
+			errors += all[i].nres;
+	}
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	fprintf(f, "<testsuites name=\"pamtest\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" time=\"%.6f\">\n",
+		r->passed + r->failed, r->failed - errors, errors, total_time);
+	for (size_t i = 0; i < nall; i++) {
+		const struct file_results *fr = &all[i];
+		size_t failed = count_failed(fr);
+		int is_err = fr->error != NULL;
+		char *copy = strdup(fr->sc->path);
+		char *cls = copy != NULL ? basename(copy) : NULL;
+		char *dot = cls != NULL ? strrchr(cls, '.') : NULL;
+
+		if (dot != NULL && dot != cls)
+			*dot = '\0';
+		for (char *p = cls; p != NULL && *p != '\0'; p++)
+			if (*p == '.')
+				*p = '_';
+		fputs("  <testsuite name=\"", f);
+		xml_put(f, fr->sc->path);
+		fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"0\" time=\"%.6f\" "
+			   "timestamp=\"%s\" hostname=\"", fr->nres, is_err ? 0 : failed,
+			is_err ? fr->nres : 0, fr->seconds, stamp);
+		xml_put(f, host);
+		fputs("\">\n", f);
+		for (size_t j = 0; j < fr->nres; j++) {
+			const struct result *res = &fr->res[j];
+			fputs("    <testcase name=\"", f);
+			xml_put(f, res->name);
+			fputs("\" classname=\"", f);
+			xml_put(f, cls != NULL ? cls : "pamtest");
+			fputs("\" file=\"", f);
+			xml_put(f, fr->sc->path);
+			fprintf(f, "\" line=\"%d\" time=\"%.6f\"", res->step->line, res->seconds);
+			if (res->passed) {
+				fputs("/>\n", f);
+				continue;
+			}
+			fprintf(f, ">\n      <%s message=\"", is_err ? "error" : "failure");
+			xml_put(f, res->nfailures > 0 ? res->failures[0] : "failed");
+			fprintf(f, "\" type=\"%s\">", is_err ? "setup" : "expectation");
+			for (size_t k = 0; k < res->nfailures; k++) {
+				xml_put(f, res->failures[k]);
+				if (k + 1 < res->nfailures)
+					fputs("\n", f);
+			}
+			fprintf(f, "</%s>\n    </testcase>\n", is_err ? "error" : "failure");
+		}
+		fputs("  </testsuite>\n", f);
+		free(copy);
+	}
+	fputs("</testsuites>\n", f);
+}
+
+void report_end(struct reporter *r, const struct file_results *all, size_t nall)
+{
+	switch (r->fmt) {
+	case FMT_JUNIT:
+		junit(r, all, nall);
+		break;
+	case FMT_TAP:
+		fprintf(r->out, "# %zu passed, %zu failed\n", r->passed, r->failed);
+		break;
+	case FMT_HUMAN:
+		fprintf(r->out, "%s: %zu passed, %zu failed (%zu scenario%s)\n",
+			r->failed > 0 ? "FAILED" : "OK", r->passed, r->failed, r->files,
+			r->files == 1 ? "" : "s");
+		break;
+	}
+	fflush(r->out);
+}

@@ -1,0 +1,731 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Runner of pamtest(1): executes a parsed scenario against libpam in this
+ * process (which runs with libpam_wrapper.so preloaded).  Each scenario gets
+ * a private directory with its passdb and service files; the environment
+ * variables it changes are restored afterwards, so several scenarios can run
+ * one after the other.  Expectation failures become "file:line: ..." strings
+ * in the results; answers and passwords never appear in them.
+ */
+#define _GNU_SOURCE
+#include "names.h"
+#include "pwrap_tool.h"
+#include "scenario.h"
+
+#include <security/pam_appl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Set by main(): our module directory, or NULL when unknown. */
+extern const char *pamtest_moddir;
+
+struct msg {
+	int style;
+	char *text;
+};
+
+/* Everything the conversation function and the steps share. */
+struct runner {
+	const struct scenario *sc;
+	struct file_results *fr;
+	pam_handle_t *pamh;
+	int last_rc;        /* status handed to pam_end */
+	char *start_error;  /* pam_start failed: every test until the next start fails */
+	const struct step *run; /* operation in progress, or NULL */
+	size_t next_exp;    /* index in run->exps to look for the next prompt */
+	int conv_failed;
+	struct msg *msgs;
+	size_t nmsgs;
+	/*
+	 * Failures since the last test point: those of the next test point,
+	 * including failed setup steps (set-item, putenv) before it.
+	 */
+	char **fails;
+	size_t nfails;
+	struct saved { char *name; char *value; } *saved; /* env to restore */
+	size_t nsaved;
+	int oom;
+};
+
+static void add_str(struct runner *r, char ***list, size_t *n, char *s)
+{
+	char **l;
+
+	if (s == NULL) {
+		r->oom = 1;
+		return;
+	}
+	l = reallocarray(*list, *n + 1, sizeof(*l));
+	if (l == NULL) {
+		free(s);
+		r->oom = 1;
+		return;
+	}
+	*list = l;
+	l[(*n)++] = s;
+}
+
+static void failf(struct runner *r, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void failf(struct runner *r, int line, const char *fmt, ...)
+{
+	char *msg = NULL, *full = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (msg != NULL && asprintf(&full, "%s:%d: %s", r->sc->path, line, msg) < 0)
+		full = NULL;
+	free(msg);
+	add_str(r, &r->fails, &r->nfails, full);
+}
+
+char *show(const struct scenario *sc, const char *s)
+{
+	struct sbuf b = {0};
+
+	if (s == NULL)
+		return strdup("(null)");
+	for (size_t i = 0; i < sc->nsecrets; i++)
+		if (strstr(s, sc->secrets[i]) != NULL)
+			return strdup("(hidden)");
+	sb_add(&b, "\"");
+	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
+		if (*p == '"' || *p == '\\')
+			sb_addf(&b, "\\%c", *p);
+		else if (*p == '\n')
+			sb_add(&b, "\\n");
+		else if (*p == '\t')
+			sb_add(&b, "\\t");
+		else if (*p < 0x20 || *p == 0x7f)
+			sb_addf(&b, "\\x%02x", *p);
+		else
+			sb_addn(&b, (const char *)p, 1);
+	}
+	sb_add(&b, "\"");
+	if (b.failed) {
+		sb_free(&b);
+		return NULL;
+	}
+	return b.s;
+}
+
+/* How an expectation's text reads in a message: "text" or /regex/. */
+static char *show_match(const struct scenario *sc, const struct match *m)
+{
+	char *s = NULL;
+
+	if (!m->is_regex)
+		return show(sc, m->text);
+	if (asprintf(&s, "/%s/", m->text) < 0)
+		return NULL;
+	return s;
+}
+
+/* Save NAME's value once so that restore_env() can put it back. */
+static void save_env(struct runner *r, const char *name)
+{
+	struct saved *n;
+	const char *v = getenv(name);
+
+	for (size_t i = 0; i < r->nsaved; i++)
+		if (strcmp(r->saved[i].name, name) == 0)
+			return;
+	n = reallocarray(r->saved, r->nsaved + 1, sizeof(*n));
+	if (n == NULL) {
+		r->oom = 1;
+		return;
+	}
+	r->saved = n;
+	n[r->nsaved].name = strdup(name);
+	n[r->nsaved].value = v != NULL ? strdup(v) : NULL;
+	r->nsaved++;
+}
+
+static int set_env(struct runner *r, const char *name, const char *value)
+{
+	save_env(r, name);
+	return value != NULL ? setenv(name, value, 1) : unsetenv(name);
+}
+
+static void restore_env(struct runner *r)
+{
+	for (size_t i = r->nsaved; i-- > 0;) {
+		struct saved *s = &r->saved[i];
+		if (s->name != NULL) {
+			if (s->value != NULL)
+				setenv(s->name, s->value, 1);
+			else
+				unsetenv(s->name);
+		}
+		free(s->name);
+		free(s->value);
+	}
+	free(r->saved);
+	r->saved = NULL;
+	r->nsaved = 0;
+}
+
+static void clear_msgs(struct runner *r)
+{
+	for (size_t i = 0; i < r->nmsgs; i++)
+		free(r->msgs[i].text);
+	free(r->msgs);
+	r->msgs = NULL;
+	r->nmsgs = 0;
+}
+
+static void free_responses(struct pam_response *resp, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (resp[i].resp != NULL) {
+			explicit_bzero(resp[i].resp, strlen(resp[i].resp));
+			free(resp[i].resp);
+		}
+	}
+	free(resp);
+}
+
+/* Answer the prompt msg from the next `prompt` line, or fail. */
+static int answer_prompt(struct runner *r, const struct pam_message *m, char **answer)
+{
+	const struct step *run = r->run;
+	const struct expect *e = NULL;
+	char *got = NULL, *want = NULL;
+
+	if (r->conv_failed)
+		return PAM_CONV_ERR;
+	while (r->next_exp < run->nexps && run->exps[r->next_exp].kind != EXP_PROMPT)
+		r->next_exp++;
+	got = show(r->sc, m->msg);
+	if (r->next_exp >= run->nexps) {
+		failf(r, run->line, "unexpected prompt %s (no `prompt` line left for it)", got);
+		goto fail;
+	}
+	e = &run->exps[r->next_exp];
+	if (!match_test(&e->m, m->msg)) {
+		want = show_match(r->sc, &e->m);
+		failf(r, e->line, "expected prompt %s, got %s", want, got);
+		goto fail;
+	}
+	if (e->style != 0 && e->style != m->msg_style) {
+		failf(r, e->line, "prompt %s was asked %s, expected %s", got,
+		      m->msg_style == PAM_PROMPT_ECHO_ON ? "echo-on" : "echo-off",
+		      e->style == PAM_PROMPT_ECHO_ON ? "echo-on" : "echo-off");
+		goto fail;
+	}
+	r->next_exp++;
+	free(got);
+	*answer = strdup(e->answer);
+	return *answer != NULL ? PAM_SUCCESS : PAM_BUF_ERR;
+fail:
+	r->conv_failed = 1;
+	free(got);
+	free(want);
+	return PAM_CONV_ERR;
+}
+
+static int conv(int n, const struct pam_message **msg, struct pam_response **resp, void *data)
+{
+	struct runner *r = data;
+	struct pam_response *out;
+	int rc = PAM_SUCCESS;
+
+	if (n <= 0 || n > PAM_MAX_NUM_MSG || msg == NULL || resp == NULL)
+		return PAM_CONV_ERR;
+	out = calloc((size_t)n, sizeof(*out));
+	if (out == NULL)
+		return PAM_BUF_ERR;
+	for (int i = 0; i < n && rc == PAM_SUCCESS; i++) {
+		const struct pam_message *m = msg[i];
+		if (r->run == NULL) {
+			failf(r, r->sc->steps[0].line, "conversation outside an operation");
+			rc = PAM_CONV_ERR;
+			break;
+		}
+		switch (m->msg_style) {
+		case PAM_PROMPT_ECHO_OFF:
+		case PAM_PROMPT_ECHO_ON:
+			rc = answer_prompt(r, m, &out[i].resp);
+			break;
+		case PAM_TEXT_INFO:
+		case PAM_ERROR_MSG: {
+			struct msg *l = reallocarray(r->msgs, r->nmsgs + 1, sizeof(*l));
+			if (l == NULL) {
+				rc = PAM_BUF_ERR;
+				break;
+			}
+			r->msgs = l;
+			l[r->nmsgs].style = m->msg_style;
+			l[r->nmsgs].text = strdup(m->msg != NULL ? m->msg : "");
+			r->nmsgs++;
+			break;
+		}
+		default:
+			failf(r, r->run->line, "unsupported conversation message style %d", m->msg_style);
+			rc = PAM_CONV_ERR;
+		}
+	}
+	if (rc != PAM_SUCCESS) {
+		free_responses(out, n);
+		return rc;
+	}
+	*resp = out;
+	return PAM_SUCCESS;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Record the test point in progress with the failures gathered so far. */
+static void finish_test(struct runner *r, const struct step *s, const char *name, double t0)
+{
+	struct file_results *fr = r->fr;
+	struct result *res = &fr->res[fr->nres++];
+
+	memset(res, 0, sizeof(*res));
+	res->step = s;
+	res->seconds = now() - t0;
+	if (asprintf(&res->name, "%s (line %d)", name, s->line) < 0)
+		res->name = NULL;
+	res->failures = r->fails;
+	res->nfailures = r->nfails;
+	res->passed = r->nfails == 0;
+	r->fails = NULL;
+	r->nfails = 0;
+}
+
+/* Check the info or error messages of an operation (in order, others allowed). */
+static void check_messages(struct runner *r, const struct step *s, int style)
+{
+	const char *what = style == PAM_TEXT_INFO ? "info" : "error";
+	enum exp_kind want = style == PAM_TEXT_INFO ? EXP_INFO : EXP_ERROR;
+	enum exp_kind none = style == PAM_TEXT_INFO ? EXP_NO_INFO : EXP_NO_ERROR;
+	struct sbuf seen = {0};
+	size_t j = 0, matched = 0;
+
+	for (size_t i = 0; i < r->nmsgs; i++) {
+		if (r->msgs[i].style != style)
+			continue;
+		char *t = show(r->sc, r->msgs[i].text);
+		sb_addf(&seen, "%s%s", seen.len > 0 ? ", " : "", t != NULL ? t : "?");
+		free(t);
+	}
+	for (size_t k = 0; k < s->nexps; k++) {
+		const struct expect *e = &s->exps[k];
+		if (e->kind == none && seen.len > 0)
+			failf(r, e->line, "expected no %s messages, got %s", what, seen.s);
+		if (e->kind != want)
+			continue;
+		/* In order: search after the previous matched message. */
+		size_t from = j;
+		while (j < r->nmsgs && (r->msgs[j].style != style || !match_test(&e->m, r->msgs[j].text)))
+			j++;
+		if (j < r->nmsgs) {
+			j++;
+			matched++;
+			continue;
+		}
+		j = from;
+		char *w = show_match(r->sc, &e->m);
+		failf(r, e->line, "expected %s message %s was not sent%s (%s messages: %s)", what, w,
+		      matched > 0 ? " after the previous matched one" : "", what,
+		      seen.len > 0 ? seen.s : "none");
+		free(w);
+	}
+	sb_free(&seen);
+}
+
+static void check_env_item(struct runner *r, const struct expect *e)
+{
+	const char *val = NULL;
+	char label[64];
+	int absent = e->kind == EXP_ABSENT_ENV || e->kind == EXP_ABSENT_ITEM;
+
+	if (e->kind == EXP_ENV || e->kind == EXP_ABSENT_ENV) {
+		val = pam_getenv(r->pamh, e->name);
+		snprintf(label, sizeof(label), "PAM environment variable %s", e->name);
+	} else {
+		const void *v = NULL;
+		if (pam_get_item(r->pamh, e->item, &v) == PAM_SUCCESS)
+			val = v;
+		snprintf(label, sizeof(label), "item %s", item_name(e->item));
+	}
+	char *got = show(r->sc, val);
+	if (absent) {
+		if (val != NULL)
+			failf(r, e->line, "%s is set (to %s), expected it absent", label, got);
+	} else if (val == NULL) {
+		failf(r, e->line, "%s is not set", label);
+	} else if ((e->kind == EXP_ITEM || e->has_match) && !match_test(&e->m, val)) {
+		char *want = show_match(r->sc, &e->m);
+		failf(r, e->line, "%s is %s, expected %s", label, got, want);
+		free(want);
+	}
+	free(got);
+}
+
+static int call_op(pam_handle_t *pamh, enum op op, int flags)
+{
+	switch (op) {
+	case OP_AUTHENTICATE: return pam_authenticate(pamh, flags);
+	case OP_SETCRED: return pam_setcred(pamh, flags);
+	case OP_ACCT_MGMT: return pam_acct_mgmt(pamh, flags);
+	case OP_CHAUTHTOK: return pam_chauthtok(pamh, flags);
+	case OP_OPEN_SESSION: return pam_open_session(pamh, flags);
+	case OP_CLOSE_SESSION: return pam_close_session(pamh, flags);
+	}
+	return PAM_SYSTEM_ERR;
+}
+
+static const char *default_user(const struct scenario *sc)
+{
+	return sc->nusers > 0 ? sc->users[0].name : NULL;
+}
+
+static void do_start(struct runner *r, const struct step *s)
+{
+	static struct pam_conv pc;
+	const char *svc = s != NULL && s->service != NULL ? s->service : r->sc->svcs[0].name;
+	const char *user = s != NULL && s->user != NULL ? s->user : default_user(r->sc);
+	int line = s != NULL ? s->line : 0;
+	int rc;
+
+	if (s != NULL && s->no_user)
+		user = NULL;
+	if (r->pamh != NULL) {
+		pam_end(r->pamh, r->last_rc);
+		r->pamh = NULL;
+	}
+	free(r->start_error);
+	r->start_error = NULL;
+	pc.conv = conv;
+	pc.appdata_ptr = r;
+	r->last_rc = PAM_SUCCESS;
+	rc = pam_start(svc, user, &pc, &r->pamh);
+	if (rc != PAM_SUCCESS) {
+		if (asprintf(&r->start_error, "%s:%d: pam_start(\"%s\", %s%s%s) failed: %s",
+			     r->sc->path, line, svc, user != NULL ? "\"" : "",
+			     user != NULL ? user : "NULL", user != NULL ? "\"" : "",
+			     pam_code_name(rc)) < 0)
+			r->start_error = NULL;
+		r->pamh = NULL;
+	}
+}
+
+/* Make sure a transaction is open; false when pam_start failed. */
+static int need_handle(struct runner *r, const struct step *s)
+{
+	if (r->pamh == NULL && r->start_error == NULL) {
+		struct step implicit = {.kind = STEP_START, .line = s->line};
+		do_start(r, &implicit);
+	}
+	if (r->pamh == NULL) {
+		failf(r, s->line, "no PAM transaction: %s",
+		      r->start_error != NULL ? r->start_error : "pam_start failed");
+		return 0;
+	}
+	return 1;
+}
+
+static void do_run(struct runner *r, const struct step *s)
+{
+	char name[128];
+	double t0 = now();
+	int rc;
+
+	snprintf(name, sizeof(name), "%s", op_name(s->op));
+	for (int bit = 1; bit <= (int)PAM_SILENT; bit <<= 1) {
+		const char *fl = (s->flags & bit) ? flag_name(bit) : NULL;
+		if (fl != NULL)
+			snprintf(name + strlen(name), sizeof(name) - strlen(name), " %s", fl);
+	}
+	r->run = s;
+	r->next_exp = 0;
+	r->conv_failed = 0;
+	clear_msgs(r);
+	if (!need_handle(r, s))
+		goto out;
+	rc = call_op(r->pamh, s->op, s->flags);
+	r->last_rc = rc;
+	if (rc != s->expected)
+		failf(r, s->line, "%s returned %s, expected %s", op_name(s->op), pam_code_name(rc),
+		      pam_code_name(s->expected));
+	if (!r->conv_failed) {
+		for (size_t k = r->next_exp; k < s->nexps; k++) {
+			if (s->exps[k].kind != EXP_PROMPT)
+				continue;
+			char *w = show_match(r->sc, &s->exps[k].m);
+			failf(r, s->exps[k].line, "prompt %s was never asked", w);
+			free(w);
+		}
+	}
+	check_messages(r, s, PAM_TEXT_INFO);
+	check_messages(r, s, PAM_ERROR_MSG);
+	for (size_t k = 0; k < s->nexps; k++) {
+		enum exp_kind kd = s->exps[k].kind;
+		if (kd == EXP_ENV || kd == EXP_ABSENT_ENV || kd == EXP_ITEM || kd == EXP_ABSENT_ITEM)
+			check_env_item(r, &s->exps[k]);
+	}
+out:
+	r->run = NULL;
+	clear_msgs(r);
+	finish_test(r, s, name, t0);
+}
+
+static void do_end(struct runner *r, const struct step *s)
+{
+	double t0 = now();
+
+	if (r->pamh == NULL) {
+		failf(r, s->line, "`end` without an open transaction%s%s",
+		      r->start_error != NULL ? ": " : "",
+		      r->start_error != NULL ? r->start_error : "");
+	} else {
+		int rc = pam_end(r->pamh, r->last_rc);
+		r->pamh = NULL;
+		if (rc != s->expected)
+			failf(r, s->line, "pam_end returned %s, expected %s", pam_code_name(rc),
+			      pam_code_name(s->expected));
+	}
+	free(r->start_error);
+	r->start_error = NULL;
+	finish_test(r, s, "end", t0);
+}
+
+static void do_setup_step(struct runner *r, const struct step *s)
+{
+	int rc;
+
+	switch (s->kind) {
+	case STEP_SETENV:
+		if (set_env(r, s->name, s->value) != 0)
+			failf(r, s->line, "cannot set %s", s->name);
+		break;
+	case STEP_PUTENV: {
+		char *kv = NULL;
+		if (!need_handle(r, s))
+			break;
+		if (s->value != NULL ? asprintf(&kv, "%s=%s", s->name, s->value) < 0
+				     : (kv = strdup(s->name)) == NULL) {
+			r->oom = 1;
+			break;
+		}
+		rc = pam_putenv(r->pamh, kv);
+		if (rc != PAM_SUCCESS)
+			failf(r, s->line, "pam_putenv(%s) failed: %s", s->name, pam_code_name(rc));
+		explicit_bzero(kv, strlen(kv));
+		free(kv);
+		break;
+	}
+	case STEP_SET_ITEM:
+		if (!need_handle(r, s))
+			break;
+		rc = pam_set_item(r->pamh, s->item, s->value);
+		if (rc != PAM_SUCCESS)
+			failf(r, s->line, "pam_set_item(%s) failed: %s", item_name(s->item),
+			      pam_code_name(rc));
+		break;
+	default:
+		break;
+	}
+}
+
+/* ${NAME} in service lines; the names were checked by the parser. */
+static char *expand(struct runner *r, const char *text, const char *dir, const char *passdb)
+{
+	struct sbuf b = {0};
+	const char *p = text;
+
+	for (const char *v; (v = strstr(p, "${")) != NULL;) {
+		const char *e = strchr(v, '}');
+		const char *val = NULL;
+		size_t n = (size_t)(e - v - 2);
+		sb_addn(&b, p, (size_t)(v - p));
+		if (n == 6 && strncmp(v + 2, "PASSDB", n) == 0)
+			val = passdb;
+		else if (n == 10 && strncmp(v + 2, "MODULE_DIR", n) == 0)
+			val = pamtest_moddir;
+		else if (n == 12 && strncmp(v + 2, "SCENARIO_DIR", n) == 0)
+			val = r->sc->dir;
+		else if (n == 3 && strncmp(v + 2, "DIR", n) == 0)
+			val = dir;
+		if (val == NULL) {
+			sb_free(&b);
+			return NULL;
+		}
+		sb_add(&b, val);
+		p = e + 1;
+	}
+	sb_add(&b, p);
+	if (b.failed) {
+		sb_free(&b);
+		return NULL;
+	}
+	return b.s;
+}
+
+/* Private dir with passdb and service files; exports what the wrapper reads. */
+static int setup(struct runner *r, char **dir_out, char **err)
+{
+	const struct scenario *sc = r->sc;
+	struct sbuf pdb = {0};
+	char *dir = NULL, *passdb = NULL;
+	const char *svcdir = sc->service_dir;
+	int rc = -1;
+
+	*err = NULL;
+	dir = pwrap_mkdtemp("pamtest");
+	if (dir == NULL) {
+		*err = strdup("cannot create a private directory");
+		goto out;
+	}
+	sb_add(&pdb, "");
+	for (size_t i = 0; i < sc->nusers; i++)
+		sb_addf(&pdb, "%s:%s:%s\n", sc->users[i].name, sc->users[i].password,
+			sc->users[i].service != NULL ? sc->users[i].service : sc->svcs[0].name);
+	if (pdb.failed || pwrap_write_file(dir, "passdb", pdb.s, &passdb) != 0) {
+		*err = strdup("cannot write the passdb");
+		goto out;
+	}
+	for (size_t i = 0; i < sc->nsvcs; i++) {
+		const struct service *sv = &sc->svcs[i];
+		if (sv->text == NULL)
+			continue;
+		char *text = expand(r, sv->text, dir, passdb);
+		if (text == NULL) {
+			if (asprintf(err, "%s:%d: cannot expand the service lines of %s "
+				     "(module directory unknown?)", sc->path, sv->line, sv->name) < 0)
+				*err = NULL;
+			goto out;
+		}
+		int wrc = pwrap_write_file(dir, sv->name, text, NULL);
+		free(text);
+		if (wrc != 0) {
+			*err = strdup("cannot write a service file");
+			goto out;
+		}
+		svcdir = dir;
+	}
+	if (svcdir == NULL)
+		svcdir = getenv("PAM_WRAPPER_SERVICE_DIR");
+	if (svcdir == NULL) {
+		if (asprintf(err, "%s:%d: service \"%s\" has no lines and neither service-dir nor "
+			     "PAM_WRAPPER_SERVICE_DIR gives a directory", sc->path, sc->svcs[0].line,
+			     sc->svcs[0].name) < 0)
+			*err = NULL;
+		goto out;
+	}
+	if (set_env(r, "PAM_WRAPPER", "1") != 0 ||
+	    set_env(r, "PAM_WRAPPER_SERVICE_DIR", svcdir) != 0 ||
+	    ((sc->nusers > 0 || getenv("PAM_MATRIX_PASSWD") == NULL) &&
+	     set_env(r, "PAM_MATRIX_PASSWD", passdb) != 0)) {
+		*err = strdup("cannot set the environment");
+		goto out;
+	}
+	rc = 0;
+out:
+	if (pdb.s != NULL)
+		explicit_bzero(pdb.s, pdb.len);
+	sb_free(&pdb);
+	free(passdb);
+	*dir_out = dir;
+	if (rc != 0 && *err == NULL)
+		*err = strdup("setup failed");
+	return rc;
+}
+
+int scenario_run(const struct scenario *sc, struct file_results *fr, int keep)
+{
+	struct runner r = {.sc = sc, .fr = fr};
+	size_t ntests = scenario_ntests(sc);
+	char *dir = NULL, *err = NULL;
+	double t0 = now();
+	int rc = 0;
+
+	memset(fr, 0, sizeof(*fr));
+	fr->sc = sc;
+	fr->res = calloc(ntests > 0 ? ntests : 1, sizeof(*fr->res));
+	if (fr->res == NULL)
+		return -1;
+	if (setup(&r, &dir, &err) != 0) {
+		/* Every test point fails with the setup error. */
+		fr->error = err;
+		for (size_t i = 0; i < sc->nsteps; i++) {
+			const struct step *s = &sc->steps[i];
+			if (s->kind != STEP_RUN && s->kind != STEP_END)
+				continue;
+			add_str(&r, &r.fails, &r.nfails, strdup(err != NULL ? err : "setup failed"));
+			finish_test(&r, s, s->kind == STEP_RUN ? op_name(s->op) : "end", now());
+		}
+		rc = -1;
+		goto out;
+	}
+	if (keep)
+		fprintf(stderr, "pamtest: %s: private directory %s (kept)\n", sc->path, dir);
+	for (size_t i = 0; i < sc->nsteps; i++) {
+		const struct step *s = &sc->steps[i];
+		switch (s->kind) {
+		case STEP_START:
+			do_start(&r, s);
+			break;
+		case STEP_RUN:
+			do_run(&r, s);
+			break;
+		case STEP_END:
+			do_end(&r, s);
+			break;
+		default:
+			do_setup_step(&r, s);
+		}
+	}
+	if (r.pamh != NULL)
+		pam_end(r.pamh, r.last_rc);
+	/* Failures of trailing setup steps go to the last test point. */
+	if (r.nfails > 0 && fr->nres > 0) {
+		struct result *last = &fr->res[fr->nres - 1];
+		for (size_t i = 0; i < r.nfails; i++)
+			add_str(&r, &last->failures, &last->nfailures, r.fails[i]);
+		last->passed = 0;
+		free(r.fails);
+		r.fails = NULL;
+		r.nfails = 0;
+	}
+	if (r.oom) {
+		fr->error = strdup("out of memory");
+		rc = -1;
+	}
+out:
+	restore_env(&r);
+	free(r.start_error);
+	for (size_t i = 0; i < r.nfails; i++)
+		free(r.fails[i]);
+	free(r.fails);
+	if (dir != NULL && !keep)
+		pwrap_rmtree(dir);
+	free(dir);
+	fr->seconds = now() - t0;
+	return rc;
+}
+
+void file_results_free(struct file_results *fr)
+{
+	for (size_t i = 0; i < fr->nres; i++) {
+		for (size_t j = 0; j < fr->res[i].nfailures; j++)
+			free(fr->res[i].failures[j]);
+		free(fr->res[i].failures);
+		free(fr->res[i].name);
+	}
+	free(fr->res);
+	free(fr->error);
+	memset(fr, 0, sizeof(*fr));
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pamtest(1) internals: the parsed form of a scenario file (see
+ * pamtest-scenario(5)), the results of running it and the reporters.
+ * A struct scenario owns every string and compiled regex inside it;
+ * scenario_free() releases them.
+ */
+#ifndef PAMTEST_SCENARIO_H
+#define PAMTEST_SCENARIO_H
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Text to compare: exact, or a POSIX extended regex searched in the text. */
+struct match {
+	char *text;
+	int is_regex;
+	int compiled;
+	regex_t re;
+};
+
+enum exp_kind {
+	EXP_PROMPT,
+	EXP_INFO,
+	EXP_ERROR,
+	EXP_NO_INFO,
+	EXP_NO_ERROR,
+	EXP_ENV,        /* name + optional match (has_match) */
+	EXP_ABSENT_ENV, /* name */
+	EXP_ITEM,       /* item + match */
+	EXP_ABSENT_ITEM,
+};
+
+struct expect {
+	enum exp_kind kind;
+	int line;
+	int style;       /* EXP_PROMPT: 0 any, else PAM_PROMPT_ECHO_ON/OFF */
+	int item;        /* EXP_ITEM: PAM item type */
+	int has_match;   /* EXP_ENV: value given */
+	char *name;      /* env/item name */
+	char *answer;    /* EXP_PROMPT: secret; never printed */
+	struct match m;
+};
+
+enum step_kind {
+	STEP_START,
+	STEP_RUN,
+	STEP_END,
+	STEP_SETENV,   /* process environment: name, value (NULL = unset) */
+	STEP_PUTENV,   /* pam_putenv: name, value (NULL = remove) */
+	STEP_SET_ITEM, /* item, value */
+};
+
+enum op {
+	OP_AUTHENTICATE,
+	OP_SETCRED,
+	OP_ACCT_MGMT,
+	OP_CHAUTHTOK,
+	OP_OPEN_SESSION,
+	OP_CLOSE_SESSION,
+};
+
+struct step {
+	enum step_kind kind;
+	int line;
+	enum op op;
+	int flags;
+	int expected;     /* PAM code for RUN and END */
+	char *user;       /* START: NULL = default */
+	int no_user;      /* START: pam_start with a NULL user */
+	char *service;    /* START: NULL = default */
+	char *name;       /* SETENV, PUTENV */
+	char *value;      /* SETENV, PUTENV, SET_ITEM */
+	int item;         /* SET_ITEM */
+	struct expect *exps;
+	size_t nexps;
+};
+
+struct service {
+	char *name;
+	int line;
+	char *text; /* NULL: taken from the service directory */
+};
+
+struct user {
+	char *name;
+	char *password;
+	char *service; /* NULL: the default service */
+	int line;
+};
+
+struct scenario {
+	char *path;        /* as given on the command line */
+	char *dir;         /* directory of the file (for relative paths) */
+	char *service_dir; /* resolved; NULL if none */
+	int service_dir_line;
+	struct service *svcs;
+	size_t nsvcs;
+	struct user *users;
+	size_t nusers;
+	struct step *steps;
+	size_t nsteps;
+	char **secrets; /* passwords and answers: never printed */
+	size_t nsecrets;
+};
+
+/* Parse `path`.  On errors prints "path:line: message" lines to stderr and
+ * returns -1 (the scenario is then freed). */
+int scenario_parse(const char *path, struct scenario *sc);
+void scenario_free(struct scenario *sc);
+/* Number of test points (run and end steps). */
+size_t scenario_ntests(const struct scenario *sc);
+
+int match_test(const struct match *m, const char *text);
+
+/* One test point's outcome.  Strings are owned. */
+struct result {
+	const struct step *step;
+	char *name;     /* "authenticate (line 12)" */
+	int passed;
+	int skipped;
+	char **failures; /* "file:line: message" */
+	size_t nfailures;
+	double seconds;
+};
+
+struct file_results {
+	const struct scenario *sc;
+	struct result *res;
+	size_t nres;
+	double seconds;
+	char *error; /* setup error: the whole file could not run */
+};
+
+/* Run every step of sc; fills fr.  Returns 0, or -1 for a setup error. */
+int scenario_run(const struct scenario *sc, struct file_results *fr, int keep);
+void file_results_free(struct file_results *fr);
+
+/* Quote `s` for messages, or say "(hidden)" if it holds a secret.  Malloc'd. */
+char *show(const struct scenario *sc, const char *s);
+
+enum format { FMT_HUMAN, FMT_TAP, FMT_JUNIT };
+struct reporter {
+	enum format fmt;
+	FILE *out;
+	int quiet;
+	size_t total;   /* test points in all files */
+	size_t counter; /* TAP numbering */
+	size_t passed, failed, files;
+};
+void report_begin(struct reporter *r);
+void report_file(struct reporter *r, const struct file_results *fr);
+void report_end(struct reporter *r, const struct file_results *all, size_t nall);
+
+#endif
