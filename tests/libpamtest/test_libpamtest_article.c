@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The two classic pam_wrapper examples, written as the seed article shows
+ * them (its missing comma restored) and compiled as they are:
+ *   1. change trinity's password with pam_matrix, then log in with the new
+ *      one (run_pamtest's 4-argument form);
+ *   2. a stack of pam_set_items and pam_get_items, checked through
+ *      PAMTEST_GETENVLIST.
+ * The fixture only writes the service files and the passdb into a private
+ * directory below $TMPDIR; the test bodies are the examples.  Runs wrapped
+ * (LD_PRELOAD, PAM_WRAPPER=1), with our modules named bare in the services.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <libpamtest.h>
+
+#include "lpt_util.h"
+
+static int setup_services(void **state)
+{
+	char *dir = lpt_svcdir_new();
+	char *matrix = NULL;
+	int rc = -1;
+
+	if (dir == NULL) {
+		return -1;
+	}
+	if (asprintf(&matrix,
+		     "auth required pam_matrix.so passdb=%1$s/passdb\n"
+		     "account required pam_matrix.so passdb=%1$s/passdb\n"
+		     "password required pam_matrix.so passdb=%1$s/passdb\n"
+		     "session required pam_matrix.so passdb=%1$s/passdb\n",
+		     dir) < 0) {
+		matrix = NULL;
+		goto out;
+	}
+	if (lpt_write_file(dir, "passdb", "trinity:secret:matrix\n") != 0 ||
+	    lpt_write_file(dir, "matrix", matrix) != 0 ||
+	    lpt_write_file(dir, "pam_items",
+			   "auth required pam_set_items.so\n"
+			   "auth required pam_get_items.so\n") != 0) {
+		goto out;
+	}
+	rc = 0;
+out:
+	free(matrix);
+	if (rc != 0) {
+		lpt_tmpdir_free(dir);
+		dir = NULL;
+	}
+	*state = dir;
+	return rc;
+}
+
+static int teardown_services(void **state)
+{
+	lpt_tmpdir_free(*state);
+	unsetenv("PAM_AUTHTOK");
+	unsetenv("PAM_RHOST");
+	return 0;
+}
+
+/* Example 1: a password change, then a login with the new password. */
+static void test_pam_chauthtok(void **state)
+{
+	enum pamtest_err perr;
+	const char *new_authtoks[] = {
+		"secret",           /* old password */
+		"new_secret",       /* new password */
+		"new_secret",       /* verify the new password */
+		NULL,
+	};
+	struct pamtest_conv_data conv_data = {
+		.in_echo_off = new_authtoks,
+	};
+	struct pam_testcase tests[] = {
+		pam_test(PAMTEST_CHAUTHTOK, PAM_SUCCESS),
+	};
+	const char *login_authtoks[] = {
+		"new_secret",
+		NULL,
+	};
+	struct pamtest_conv_data login_data = {
+		.in_echo_off = login_authtoks,
+	};
+	struct pam_testcase login[] = {
+		pam_test(PAMTEST_AUTHENTICATE, PAM_SUCCESS),
+		pam_test(PAMTEST_ACCOUNT, PAM_SUCCESS),
+	};
+
+	perr = run_pamtest("matrix", "trinity", &conv_data, tests);
+	assert_int_equal(perr, PAMTEST_ERR_OK);
+
+	perr = run_pamtest("matrix", "trinity", &login_data, login);
+	assert_int_equal(perr, PAMTEST_ERR_OK);
+
+	/* Not part of the example: the passdb really changed. */
+	{
+		char *passdb = lpt_read_file(*state, "passdb");
+
+		assert_non_null(passdb);
+		assert_string_equal(passdb, "trinity:new_secret:matrix\n");
+		free(passdb);
+	}
+}
+
+/* The same password change and login in one transaction: the answers are
+ * consumed in order across the cases. */
+static void test_pam_chauthtok_and_login(void **state)
+{
+	enum pamtest_err perr;
+	const char *authtoks[] = {
+		"new_secret",       /* old password (set by the test above) */
+		"newer_secret",     /* new password */
+		"newer_secret",     /* verify the new password */
+		"newer_secret",     /* log in with it */
+		NULL,
+	};
+	char err[PAM_MAX_MSG_SIZE];
+	char *out_err[] = { err, NULL };
+	struct pamtest_conv_data conv_data = {
+		.in_echo_off = authtoks,
+		.out_err = out_err,
+	};
+	struct pam_testcase tests[] = {
+		pam_test(PAMTEST_CHAUTHTOK, PAM_SUCCESS),
+		pam_test(PAMTEST_AUTHENTICATE, PAM_SUCCESS),
+	};
+	const char *mismatch[] = {
+		"newer_secret",
+		"one",
+		"two",
+		NULL,
+	};
+	struct pam_testcase fail[] = {
+		pam_test(PAMTEST_CHAUTHTOK, PAM_SUCCESS),
+	};
+
+	(void)state;
+	perr = run_pamtest("matrix", "trinity", &conv_data, tests);
+	assert_int_equal(perr, PAMTEST_ERR_OK);
+
+	/* Mismatched new passwords: pam_matrix's error reaches out_err. */
+	conv_data.in_echo_off = mismatch;
+	perr = run_pamtest("matrix", "trinity", &conv_data, fail);
+	assert_int_equal(perr, PAMTEST_ERR_CASE);
+	assert_ptr_equal(pamtest_failed_case(fail), &fail[0]);
+	assert_string_equal(err, "Passwords do not match");
+}
+
+static int string_in_list(char **list, const char *s)
+{
+	for (size_t i = 0; list != NULL && list[i] != NULL; i++) {
+		if (strcmp(list[i], s) == 0) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Example 2: pam_set_items puts items on the stack, pam_get_items copies
+ * them into the PAM environment, GETENVLIST shows them. */
+static void test_pam_items(void **state)
+{
+	enum pamtest_err perr;
+	struct pam_testcase tests[] = {
+		pam_test(PAMTEST_AUTHENTICATE, PAM_SUCCESS),
+		pam_test(PAMTEST_GETENVLIST, PAM_SUCCESS),
+	};
+
+	(void) state;
+
+	setenv("PAM_AUTHTOK", "secret_token", 1);
+	setenv("PAM_RHOST", "matrix.example.com", 1);
+
+	perr = run_pamtest("pam_items", "trinity", NULL, tests);
+	assert_int_equal(perr, PAMTEST_ERR_OK);
+
+	assert_true(string_in_list(tests[1].case_out.envlist,
+				   "PAM_AUTHTOK=secret_token"));
+	assert_true(string_in_list(tests[1].case_out.envlist,
+				   "PAM_RHOST=matrix.example.com"));
+	assert_true(string_in_list(tests[1].case_out.envlist,
+				   "PAM_USER=trinity"));
+	assert_true(string_in_list(tests[1].case_out.envlist,
+				   "PAM_SERVICE=pam_items"));
+	pamtest_free_env(tests[1].case_out.envlist);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pam_chauthtok),
+		cmocka_unit_test(test_pam_chauthtok_and_login),
+		cmocka_unit_test(test_pam_items),
+	};
+
+	return cmocka_run_group_tests(tests, setup_services, teardown_services);
+}
