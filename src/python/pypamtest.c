@@ -322,7 +322,7 @@ static PyGetSetDef TestCase_getset[] = {
 };
 
 PyDoc_STRVAR(TestCase_doc,
-	     "TestCase(pam_operation, expected_rv=0, flags=0)\n\n"
+	     "TestCase(pam_operation, expected_rv=0, flags=0)\n--\n\n"
 	     "One PAM operation of a run_pamtest() transaction and the return "
 	     "code it must give.");
 
@@ -649,7 +649,7 @@ static void raise_pamtest_error(enum pamtest_err perr,
 
 PyDoc_STRVAR(run_pamtest_doc,
 	     "run_pamtest(username, service, tests, echo_off=None, "
-	     "echo_on=None, handle=None) -> TestResult\n\n"
+	     "echo_on=None, handle=None)\n--\n\n"
 	     "Runs the TestCase list as one PAM transaction of service for "
 	     "username.\nPrompts are answered in order from echo_off "
 	     "(PAM_PROMPT_ECHO_OFF) and echo_on\n(PAM_PROMPT_ECHO_ON); when "

@@ -27,6 +27,11 @@ def test_wrapper_is_preloaded():
     assert os.environ.get("PAM_WRAPPER") == "1"
 
 
+def test_runs_as_nobody_in_the_nobody_twin():
+    if os.environ.get("PWRAP_AS_NOBODY") == "1":
+        assert os.getuid() != 0 and os.geteuid() != 0
+
+
 def test_operation_constants():
     assert pypamtest.PAMTEST_AUTHENTICATE == 0
     assert pypamtest.PAMTEST_SETCRED == 1
@@ -159,6 +164,16 @@ def test_run_pamtest_needs_its_arguments():
         pypamtest.run_pamtest("user", None, [])
     with pytest.raises(ValueError):
         pypamtest.run_pamtest("us\0er", "service", [])
+
+
+def test_signatures_for_introspection():
+    import inspect
+    assert str(inspect.signature(pypamtest.run_pamtest)) == (
+        "(username, service, tests, echo_off=None, echo_on=None, handle=None)")
+    assert str(inspect.signature(pypamtest.TestCase)) == (
+        "(pam_operation, expected_rv=0, flags=0)")
+    assert "PAM transaction" in pypamtest.run_pamtest.__doc__
+    assert pypamtest.TestCase.__doc__
 
 
 def _public_names(tree):

@@ -7,6 +7,10 @@
 # these tests use (pam_faildelay.so) is mapped exactly while a handle that
 # loaded it is alive.
 import gc
+import os
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -152,3 +156,21 @@ def test_foreign_capsule_is_rejected(handle_svc):
 def test_handle_none_starts_a_new_transaction(handle_svc):
     pypamtest.run_pamtest("alice", "svc", [Case(ACCOUNT)], handle=None)
     assert not marker_loaded()
+
+
+def test_handle_alive_at_interpreter_exit(handle_svc):
+    # The capsule's pam_end runs during interpreter shutdown without harm.
+    code = textwrap.dedent("""
+        import pypamtest
+        keep = pypamtest.TestCase(pypamtest.PAMTEST_KEEPHANDLE)
+        pypamtest.run_pamtest("alice", "svc",
+                              [pypamtest.TestCase(0), keep],
+                              echo_off=["secret"])
+        cycle = [keep]
+        cycle.append(cycle)
+        print("kept", type(keep.pam_handle).__name__)
+        """)
+    proc = subprocess.run([sys.executable, "-c", code], env=os.environ,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "kept PyCapsule\n"

@@ -80,6 +80,16 @@ def test_username_comes_first(svc):
                               echo_off=["secret"])
 
 
+def test_our_modules_by_bare_name(svc):
+    # Service files name our modules bare; the wrapper finds them.
+    db = svc.passdb(("alice", "secret", "svc"))
+    svc.service("svc", "auth required pam_matrix.so passdb=%s" % db,
+                "auth required pam_chatty.so num_lines=2 info")
+    res = pypamtest.run_pamtest("alice", "svc", [Case(AUTH)],
+                                echo_off=["secret"])
+    assert res.info == (CHATTY_INFO,) * 2
+
+
 def test_wrong_password_fails_the_case(svc):
     matrix_service(svc)
     with pytest.raises(pypamtest.PamTestError) as ei:
