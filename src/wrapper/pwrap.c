@@ -12,7 +12,8 @@
  *                                 with any authentication token masked;
  *   audit_open, cannot_audit      no kernel audit while wrapped (sshd and
  *                                 pam_unix need this as non-root);
- *   pam_wrapper_enabled           tells a program whether it is wrapped.
+ *   pam_wrapper_enabled           tells a program whether it is wrapped;
+ *   pam_wrapper_runtime_dir       (ours) creates the runtime dir on demand.
  *
  * When PAM_WRAPPER is not '1' (or the process is AT_SECURE) every call goes
  * straight to the real function.  Nothing happens at load time unless the
@@ -47,6 +48,23 @@ PWRAP_EXPORT int pam_wrapper_enabled(void);
 int pam_wrapper_enabled(void)
 {
 	return pwrap_enabled() ? 1 : 0;
+}
+
+/*
+ * Extension (not in upstream): creates the runtime directory now and returns
+ * PAM_WRAPPER_RUNTIME_DIR, or NULL when the wrapper is not enabled.  For
+ * programs that do not link libpam but want the directory before their first
+ * pam_start (pypamtest calls it on import).  The string lives in the
+ * environment; copy it.
+ */
+PWRAP_EXPORT const char *pam_wrapper_runtime_dir(void);
+const char *pam_wrapper_runtime_dir(void)
+{
+	if (!pwrap_enabled()) {
+		return NULL;
+	}
+	pwrap_runtime_now();
+	return getenv("PAM_WRAPPER_RUNTIME_DIR");
 }
 
 __attribute__((constructor)) static void pwrap_constructor(void)

@@ -70,6 +70,8 @@ PWRAP_HIDDEN int pwrap_prepare(const char *service, const char *svcdir,
  * PAM_WRAPPER_RUNTIME_DIR exists before the first pam_start, as tests
  * written for upstream expect).  Called from the constructor when enabled. */
 PWRAP_HIDDEN void pwrap_runtime_early(void);
+/* Creates the runtime directory now (if it does not exist yet). */
+PWRAP_HIDDEN void pwrap_runtime_now(void);
 
 /* Removes a directory tree; safe to call in a freshly forked child. */
 PWRAP_HIDDEN int pwrap_rmtree(const char *path);

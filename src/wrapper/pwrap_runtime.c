@@ -746,12 +746,17 @@ static int has_libpam(struct dl_phdr_info *info, size_t size, void *data)
 
 void pwrap_runtime_early(void)
 {
-	const char *svcdir;
-	struct stat st;
-
 	if (!dl_iterate_phdr(has_libpam, NULL)) {
 		return;	/* no PAM here (yet): stay out of the way */
 	}
+	pwrap_runtime_now();
+}
+
+void pwrap_runtime_now(void)
+{
+	const char *svcdir;
+	struct stat st;
+
 	svcdir = getenv("PAM_WRAPPER_SERVICE_DIR");
 	if (svcdir != NULL && (stat(svcdir, &st) != 0 || !S_ISDIR(st.st_mode))) {
 		svcdir = NULL;

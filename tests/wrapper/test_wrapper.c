@@ -125,6 +125,21 @@ static void test_runtime_dir_before_first_start(void **state)
 	free(mine);
 }
 
+static void test_runtime_dir_on_demand(void **state)
+{
+	const char *(*rd)(void) = (const char *(*)(void))dlsym(
+		RTLD_DEFAULT, "pam_wrapper_runtime_dir");
+	const char *before = getenv("PAM_WRAPPER_RUNTIME_DIR");
+
+	(void)state;
+	assert_non_null(rd);
+	assert_non_null(before);
+	assert_string_equal(rd(), before);
+	setenv("PAM_WRAPPER", "0", 1);
+	assert_null(rd());
+	setenv("PAM_WRAPPER", "1", 1);
+}
+
 static void test_runtime_dir_written_by_test(void **state)
 {
 	const char *rd = getenv("PAM_WRAPPER_RUNTIME_DIR");
@@ -485,6 +500,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_runtime_dir_before_first_start),
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
+		T(test_runtime_dir_on_demand),
 		T(test_runtime_dir_written_by_test),
 		T(test_redirect),
 		T(test_other_fallback),
