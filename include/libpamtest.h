@@ -68,9 +68,9 @@ struct pam_testcase {
 	/** Flags passed to the PAM function (PAM_SILENT, ...). */
 	int flags;
 	/**
-	 * Output: what the PAM function returned.  Cases that did not run,
-	 * and the PAMTEST_GETENVLIST and PAMTEST_KEEPHANDLE cases, keep 0
-	 * (PAM_SUCCESS).
+	 * Output: what the PAM function returned.  PAMTEST_GETENVLIST and
+	 * PAMTEST_KEEPHANDLE set 0 (PAM_SUCCESS; PAM_BUF_ERR when
+	 * pam_getenvlist() fails); cases that did not run are not touched.
 	 */
 	int op_rv;
 	/** Output of the pseudo operations. */

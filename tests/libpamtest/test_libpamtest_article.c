@@ -5,7 +5,8 @@
  *   1. change trinity's password with pam_matrix, then log in with the new
  *      one (run_pamtest's 4-argument form);
  *   2. a stack of pam_set_items and pam_get_items, checked through
- *      PAMTEST_GETENVLIST.
+ *      PAMTEST_GETENVLIST;
+ * plus the examples of libpamtest(3).
  * The fixture only writes the service files and the passdb into a private
  * directory below $TMPDIR; the test bodies are the examples.  Runs wrapped
  * (LD_PRELOAD, PAM_WRAPPER=1), with our modules named bare in the services.
@@ -196,12 +197,39 @@ static void test_pam_items(void **state)
 	pamtest_free_env(tests[1].case_out.envlist);
 }
 
+/* The second example of libpamtest(3): keep the handle of the items stack
+ * and end it in a second call. */
+static void test_manpage_keep_and_continue(void **state)
+{
+	enum pamtest_err perr;
+	struct pam_testcase first[] = {
+		pam_test(PAMTEST_AUTHENTICATE, PAM_SUCCESS),
+		pam_test(PAMTEST_GETENVLIST, PAM_SUCCESS),
+		pam_test(PAMTEST_KEEPHANDLE, PAM_SUCCESS),
+	};
+	struct pam_testcase second[] = {
+		pam_test(PAMTEST_SETCRED, PAM_SUCCESS),
+	};
+
+	(void)state;
+	setenv("PAM_AUTHTOK", "secret_token", 1);
+	perr = run_pamtest("pam_items", "trinity", NULL, first);
+	assert_int_equal(perr, PAMTEST_ERR_OK);
+	assert_true(string_in_list(first[1].case_out.envlist,
+				   "PAM_AUTHTOK=secret_token"));
+	pamtest_free_env(first[1].case_out.envlist);
+	assert_non_null(first[2].case_out.ph);
+	perr = run_pamtest(NULL, NULL, NULL, second, first[2].case_out.ph);
+	assert_int_equal(perr, PAMTEST_ERR_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pam_chauthtok),
 		cmocka_unit_test(test_pam_chauthtok_and_login),
 		cmocka_unit_test(test_pam_items),
+		cmocka_unit_test(test_manpage_keep_and_continue),
 	};
 
 	return cmocka_run_group_tests(tests, setup_services, teardown_services);
