@@ -87,6 +87,8 @@ int mt_run(const struct mt_env *t, const char *service, const char *user,
 void mt_log_clear(void);
 bool mt_log_has(const char *needle);
 size_t mt_log_count(void);
+/* How many captured lines contain NEEDLE. */
+size_t mt_log_count_has(const char *needle);
 /* Prints the captured lines to stderr (for failing tests). */
 void mt_log_dump(void);
 

@@ -105,6 +105,16 @@ bool mt_log_has(const char *needle)
 	return false;
 }
 
+size_t mt_log_count_has(const char *needle)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < mt_nlines; i++) {
+		n += strstr(mt_lines[i], needle) != NULL;
+	}
+	return n;
+}
+
 size_t mt_log_count(void)
 {
 	return mt_nlines;

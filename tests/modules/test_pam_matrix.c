@@ -499,6 +499,193 @@ static void passdb_odd_files(void **state)
 	assert_int_equal(auth_as(t, "alice", ""), PAM_AUTH_ERR);
 }
 
+/*
+ * Random passdbs of good and bad lines, checked against a plain reference
+ * parser written here: the same user is found (or not) and exactly the bad
+ * lines before it are reported, with the right line numbers, wherever the
+ * lines fall relative to the module's 64-byte scanning blocks.
+ */
+struct ref_result {
+	bool found;
+	char pass[64];
+	size_t nbad;
+	unsigned bad_line[64];
+	const char *bad_why[64];
+};
+
+static const char *ref_why(const char *p, size_t len)
+{
+	size_t colons = 0;
+	bool blank = true;
+
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r') {
+			blank = false;
+		}
+		colons += p[i] == ':';
+	}
+	if (blank) {
+		return "blank line";
+	}
+	if (len > 8192) {
+		return "line longer than 8192 bytes";
+	}
+	if (p[len - 1] == '\r') {
+		return "CRLF";
+	}
+	if (memchr(p, '\0', len) != NULL) {
+		return "NUL byte";
+	}
+	if (colons < 2) {
+		return "too few fields";
+	}
+	if (colons > 2) {
+		return "too many fields";
+	}
+	if (p[0] == ':') {
+		return "empty user name";
+	}
+	return NULL;
+}
+
+static void ref_lookup(const char *data, size_t size, const char *user,
+		       struct ref_result *r)
+{
+	size_t start = 0;
+	unsigned lineno = 0;
+
+	memset(r, 0, sizeof(*r));
+	while (start < size) {
+		const char *p = data + start;
+		const char *nl = memchr(p, '\n', size - start);
+		size_t len = nl ? (size_t)(nl - p) : size - start;
+		const char *why;
+
+		lineno++;
+		start += len + 1;
+		if (len > 0 && p[0] == '#') {
+			continue;
+		}
+		why = ref_why(p, len);
+		if (why != NULL) {
+			assert_true(r->nbad < 64);
+			r->bad_line[r->nbad] = lineno;
+			r->bad_why[r->nbad++] = why;
+			continue;
+		}
+		if (strlen(user) + 1 <= len && memcmp(p, user, strlen(user)) == 0 &&
+		    p[strlen(user)] == ':') {
+			const char *pw = p + strlen(user) + 1;
+			const char *c = memchr(pw, ':', len - strlen(user) - 1);
+
+			assert_true((size_t)(c - pw) < sizeof(r->pass));
+			memcpy(r->pass, pw, (size_t)(c - pw));
+			r->found = true;
+			return;
+		}
+	}
+}
+
+/* Appends one random line (without its '\n') to F. */
+static void random_line(FILE *f)
+{
+	int user = rand() % 4;
+	int pad = rand() % 40;
+
+	switch (rand() % 20) {
+	case 0:
+		fputs(rand() % 2 ? "" : " \t ", f);
+		break;
+	case 1:
+		fprintf(f, "u%d:crlf:svc\r", user);
+		break;
+	case 2:
+		fprintf(f, "u%d:n", user);
+		fputc('\0', f);
+		fputs("ul:svc", f);
+		break;
+	case 3:
+		fprintf(f, "u%d:short", user);
+		break;
+	case 4:
+		fprintf(f, "u%d:a:b:svc", user);
+		break;
+	case 5:
+		fprintf(f, "#u%d:comment:svc", user);
+		break;
+	case 6:
+		fputs(":nouser:svc", f);
+		break;
+	case 7:
+		if (rand() % 4 == 0) {
+			fprintf(f, "u%d:", user);
+			for (int i = 0; i < 9000; i++) {
+				fputc('L', f);
+			}
+			fputs(":svc", f);
+			break;
+		}
+		/* fall through */
+	default:
+		fprintf(f, "u%d:pw%d_%.*s:svc", user, rand() % 1000, pad,
+			"pppppppppppppppppppppppppppppppppppppppp");
+		break;
+	}
+}
+
+static void passdb_random(void **state)
+{
+	struct mt_env *t = *state;
+	unsigned seed = 20240601;
+
+	srand(seed);
+	matrix_service(t, "");
+	for (int iter = 0; iter < 150; iter++) {
+		char *data = NULL;
+		size_t size = 0;
+		FILE *f = open_memstream(&data, &size);
+		int nlines = 1 + rand() % 30;
+		char user[8];
+		struct ref_result r;
+		char want[PATH_MAX + 128];
+
+		assert_non_null(f);
+		for (int i = 0; i < nlines; i++) {
+			random_line(f);
+			if (i + 1 < nlines || rand() % 2) {
+				fputc('\n', f);
+			}
+		}
+		assert_int_equal(fclose(f), 0);
+		mt_write(t, "passdb", data, size);
+		snprintf(user, sizeof(user), "u%d", rand() % 5);
+		ref_lookup(data, size, user, &r);
+
+		mt_log_clear();
+		if (r.found) {
+			assert_int_equal(auth_as(t, user, r.pass), PAM_SUCCESS);
+		} else {
+			assert_int_equal(auth_as(t, user, "pw"), PAM_AUTH_ERR);
+		}
+		for (size_t i = 0; i < r.nbad; i++) {
+			snprintf(want, sizeof(want), "%s:%u: %s", t->passdb,
+				 r.bad_line[i], r.bad_why[i]);
+			if (!mt_log_has(want)) {
+				mt_log_dump();
+				fail_msg("seed %u iteration %d: no \"%s\"", seed,
+					 iter, want);
+			}
+		}
+		assert_int_equal(mt_log_count_has("line skipped"), r.nbad);
+		if (r.found) {
+			assert_int_equal(auth_as(t, user, "not-it"),
+					 PAM_AUTH_ERR);
+		}
+		free(data);
+	}
+	mt_log_clear();
+}
+
 /* A passdb that is not a regular file is read whole, not mapped. */
 static void passdb_not_regular(void **state)
 {
@@ -682,6 +869,7 @@ int main(void)
 		T(passdb_overlong_line),
 		T(passdb_nul_byte),
 		T(passdb_odd_files),
+		T(passdb_random),
 		T(passdb_not_regular),
 		T(account),
 		T(account_no_passdb),

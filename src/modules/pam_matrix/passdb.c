@@ -28,6 +28,10 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <security/pam_ext.h>
 
 #define PM_STR2(x) #x
@@ -106,7 +110,6 @@ int pm_passdb_load(pam_handle_t *pamh, const char *path, int fd,
 	db->data = NULL;
 	db->size = 0;
 	db->mapped = false;
-	db->has_nul = false;
 
 	if (fd < 0) {
 		own_fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -145,8 +148,6 @@ int pm_passdb_load(pam_handle_t *pamh, const char *path, int fd,
 			goto out;
 		}
 	}
-	/* One vectorised pass instead of a NUL check on every line. */
-	db->has_nul = db->size > 0 && memchr(db->data, '\0', db->size) != NULL;
 out:
 	if (own_fd >= 0) {
 		close(own_fd);
@@ -171,7 +172,6 @@ void pm_passdb_close(struct pm_passdb *db)
 	db->data = NULL;
 	db->size = 0;
 	db->mapped = false;
-	db->has_nul = false;
 }
 
 static bool pm_is_blank(const char *p, size_t len)
@@ -184,16 +184,19 @@ static bool pm_is_blank(const char *p, size_t len)
 	return true;
 }
 
-/*
- * Splits a non-comment line into its three fields.  Returns NULL and fills
- * E (except lineno) when the line is valid, else the reason it is skipped.
- */
-static const char *pm_split(const struct pm_passdb *db, const char *p,
-			    size_t len, struct pm_entry *e)
+/* What the scanner learnt about one line while finding its end. */
+struct pm_line {
+	size_t start;  /* offsets into the passdb data */
+	size_t end;    /* of the '\n', or the data's size */
+	size_t ncolon; /* ':' bytes in the line */
+	bool nul;      /* a NUL byte somewhere in the line */
+};
+
+/* Why line L is skipped, or NULL when it is a valid entry. */
+static const char *pm_check(const char *base, const struct pm_line *l)
 {
-	const char *end = p + len;
-	const char *c1;
-	const char *c2;
+	const char *p = base + l->start;
+	size_t len = l->end - l->start;
 
 	if (len == 0 || ((p[0] == ' ' || p[0] == '\t' || p[0] == '\r') &&
 			 pm_is_blank(p, len))) {
@@ -205,56 +208,187 @@ static const char *pm_split(const struct pm_passdb *db, const char *p,
 	if (p[len - 1] == '\r') {
 		return "CRLF line ending (line ends with CR)";
 	}
-	if (db->has_nul && memchr(p, '\0', len) != NULL) {
+	if (l->nul) {
 		return "NUL byte in line";
 	}
-	c1 = memchr(p, ':', len);
-	c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
-	if (c2 == NULL) {
+	if (l->ncolon < 2) {
 		return "too few fields (expected user:password:service)";
 	}
-	if (memchr(c2 + 1, ':', (size_t)(end - c2 - 1)) != NULL) {
+	if (l->ncolon > 2) {
 		return "too many fields (expected user:password:service)";
 	}
-	if (c1 == p) {
+	if (p[0] == ':') {
 		return "empty user name";
 	}
+	return NULL;
+}
+
+/*
+ * The scanner looks at 64 bytes at a time and gets a bit mask of the bytes
+ * that are '\n', ':' or NUL; it branches once per line, not per byte, and
+ * counts a line's colons by popcount.  A million-line passdb takes a few
+ * milliseconds.
+ */
+#define PM_BLOCK 64
+
+struct pm_masks {
+	uint64_t nl;
+	uint64_t colon;
+	uint64_t nul;
+};
+
+static inline __attribute__((always_inline)) void
+pm_block_masks(const char *p, struct pm_masks *m)
+{
+#if defined(__SSE2__)
+	const __m128i nl = _mm_set1_epi8('\n');
+	const __m128i colon = _mm_set1_epi8(':');
+	const __m128i zero = _mm_setzero_si128();
+
+	m->nl = m->colon = m->nul = 0;
+	for (unsigned i = 0; i < PM_BLOCK; i += 16) {
+		const __m128i v =
+			_mm_loadu_si128((const __m128i *)(const void *)(p + i));
+
+		m->nl |= (uint64_t)(unsigned)_mm_movemask_epi8(
+				 _mm_cmpeq_epi8(v, nl))
+			 << i;
+		m->colon |= (uint64_t)(unsigned)_mm_movemask_epi8(
+				    _mm_cmpeq_epi8(v, colon))
+			    << i;
+		m->nul |= (uint64_t)(unsigned)_mm_movemask_epi8(
+				  _mm_cmpeq_epi8(v, zero))
+			  << i;
+	}
+#else
+	m->nl = m->colon = m->nul = 0;
+	for (unsigned i = 0; i < PM_BLOCK; i++) {
+		m->nl |= (uint64_t)(p[i] == '\n') << i;
+		m->colon |= (uint64_t)(p[i] == ':') << i;
+		m->nul |= (uint64_t)(p[i] == '\0') << i;
+	}
+#endif
+}
+
+/* Bits set in a mask, without relying on a POPCNT instruction. */
+static unsigned pm_popcount64(uint64_t x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (unsigned)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* Logs why a line that failed the quick test in pm_line_done is skipped;
+ * comments are skipped silently. */
+static void pm_line_bad(pam_handle_t *pamh, const struct pm_passdb *db,
+			const struct pm_line *l, unsigned long lineno)
+{
+	const char *why;
+
+	if (l->end > l->start && db->data[l->start] == '#') {
+		return;
+	}
+	why = pm_check(db->data, l);
+	if (why != NULL) {
+		pam_syslog(pamh, LOG_WARNING, "%s:%lu: %s, line skipped",
+			   db->path, lineno, why);
+	}
+}
+
+/*
+ * Handles one finished line: tells whether it is USER's (USER has no ':',
+ * so a valid line starting "USER:" is USER's).  The quick test accepts
+ * exactly the lines pm_check accepts, minus comments; anything else goes
+ * the slow way to be classified and logged.
+ */
+static inline __attribute__((always_inline)) bool
+pm_line_done(pam_handle_t *pamh, const struct pm_passdb *db,
+	     const struct pm_line *l, unsigned long lineno, const char *user,
+	     size_t ulen, struct pm_entry *e)
+{
+	const char *p = db->data + l->start;
+	const size_t len = l->end - l->start;
+	const char *c2;
+
+	if (len == 0 || len > PM_LINE_MAX || l->ncolon != 2 || l->nul ||
+	    p[0] == '#' || p[0] == ':' || p[0] == ' ' || p[0] == '\t' ||
+	    p[0] == '\r' || p[len - 1] == '\r') {
+		pm_line_bad(pamh, db, l, lineno);
+		return false;
+	}
+	/* Last byte of the name first: cheap, and it is where numbered
+	 * test users differ. */
+	if (len <= ulen || p[ulen] != ':' || p[ulen - 1] != user[ulen - 1] ||
+	    memcmp(p, user, ulen) != 0) {
+		return false;
+	}
+	c2 = memchr(p + ulen + 1, ':', len - ulen - 1);
 	e->line = p;
 	e->line_len = len;
-	e->pass = c1 + 1;
-	e->pass_len = (size_t)(c2 - c1 - 1);
+	e->lineno = lineno;
+	e->pass = p + ulen + 1;
+	e->pass_len = (size_t)(c2 - e->pass);
 	e->service = c2 + 1;
-	e->service_len = (size_t)(end - c2 - 1);
-	return NULL;
+	e->service_len = (size_t)(p + len - e->service);
+	return true;
 }
 
 bool pm_passdb_find(pam_handle_t *pamh, const struct pm_passdb *db,
 		    const char *user, struct pm_entry *e)
 {
 	const size_t ulen = strlen(user);
-	const char *p = db->data;
-	const char *const end = db->data + db->size;
+	const char *base = db->data;
+	const size_t size = db->size;
+	struct pm_line l = { 0, 0, 0, false };
 	unsigned long lineno = 0;
+	/* An empty name, or one with ':' or '\n', can match no line; still
+	 * scan, so that bad lines are reported the same way. */
+	const size_t mlen =
+		ulen == 0 || strpbrk(user, ":\n") != NULL ? SIZE_MAX : ulen;
 
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const size_t len = (size_t)((nl ? nl : end) - p);
-		const char *why;
+	for (size_t blk = 0; blk < size; blk += PM_BLOCK) {
+		struct pm_masks m;
+		uint64_t nl;
 
-		lineno++;
-		if (len == 0 || p[0] != '#') {
-			why = pm_split(db, p, len, e);
-			if (why != NULL) {
-				pam_syslog(pamh, LOG_WARNING,
-					   "%s:%lu: %s, line skipped",
-					   db->path, lineno, why);
-			} else if ((size_t)(e->pass - 1 - p) == ulen &&
-				   memcmp(p, user, ulen) == 0) {
-				e->lineno = lineno;
+		if (size - blk >= PM_BLOCK) {
+			pm_block_masks(base + blk, &m);
+		} else {
+			/* Pad the tail with a byte that is no event. */
+			char tail[PM_BLOCK];
+
+			memset(tail, 'x', sizeof(tail));
+			memcpy(tail, base + blk, size - blk);
+			pm_block_masks(tail, &m);
+		}
+		for (nl = m.nl; nl != 0; nl &= nl - 1) {
+			unsigned bit = (unsigned)__builtin_ctzll(nl);
+			/* bits 0..bit */
+			uint64_t upto = bit == 63 ? ~0ULL : (2ULL << bit) - 1;
+
+			l.ncolon += pm_popcount64(m.colon & upto);
+			m.colon &= ~upto;
+			if (m.nul != 0) { /* rare: most blocks have none */
+				l.nul = l.nul || (m.nul & upto) != 0;
+				m.nul &= ~upto;
+			}
+			l.end = blk + bit;
+			lineno++;
+			if (pm_line_done(pamh, db, &l, lineno, user, mlen,
+					 e)) {
 				return true;
 			}
+			l.start = l.end + 1;
+			l.ncolon = 0;
+			l.nul = false;
 		}
-		p = nl ? nl + 1 : end;
+		l.ncolon += pm_popcount64(m.colon);
+		l.nul = l.nul || m.nul != 0;
+	}
+	if (l.start < size) {
+		l.end = size;
+		lineno++;
+		return pm_line_done(pamh, db, &l, lineno, user, mlen, e);
 	}
 	return false;
 }
