@@ -538,13 +538,14 @@ static void handle_capsule_destructor(PyObject *cap)
 	PyErr_Restore(et, ev, tb);
 }
 
-/* An owning capsule for a kept handle. */
+/* An owning capsule for a kept handle; on failure the handle is ended. */
 static PyObject *handle_capsule_new(pam_handle_t *ph)
 {
 	PyObject *cap = PyCapsule_New(ph, HANDLE_CAPSULE_NAME,
 				      handle_capsule_destructor);
 
 	if (cap == NULL) {
+		pam_end(ph, PAM_SUCCESS);
 		return NULL;
 	}
 	if (PyCapsule_SetContext(cap, &handle_owned) != 0) {
@@ -680,6 +681,7 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 	PyObject *result = NULL;
 	PyObject *info = NULL;
 	PyObject *errors = NULL;
+	TestResultObject *res = NULL;
 	int out_rc;
 
 	memset(&ctx, 0, sizeof(ctx));
@@ -739,7 +741,11 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 		in_ph = PyCapsule_GetPointer(in_cap, HANDLE_CAPSULE_NAME);
 		/* From here libpamtest owns the handle (see header). */
 		PyCapsule_SetContext(in_cap, NULL);
-		/* libpamtest ignores our conversation for a given handle. */
+		/*
+		 * An upstream-compatible libpamtest may ignore the
+		 * conversation of a call with a given handle: install ours
+		 * so prompts on the handle use this run's answers.
+		 */
 		pam_set_item(in_ph, PAM_CONV, &conv);
 	}
 
@@ -766,7 +772,7 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 	if (info == NULL || errors == NULL) {
 		goto out;
 	}
-	TestResultObject *res = PyObject_New(TestResultObject, &TestResultType);
+	res = PyObject_New(TestResultObject, &TestResultType);
 	if (res == NULL) {
 		goto out;
 	}
