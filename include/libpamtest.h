@@ -168,11 +168,12 @@ typedef int (*pam_conv_fn)(int num_msg,
  *
  * Cases run in order and the run stops at the first case whose op_rv differs
  * from its expected_rv.  The handle is then ended with the op_rv of the last
- * case that ran.  A kept handle is left with a conversation that fails every
- * prompt, never with one that points into this call.
+ * case that ran (PAM_SUCCESS when none ran).  A kept handle is left with a
+ * conversation that fails every prompt and drops messages, never with one
+ * that points into this call.
  *
- * @return PAMTEST_ERR_OK, or the first failure; a failed pam_end() gives
- *         PAMTEST_ERR_END.
+ * @return PAMTEST_ERR_OK, or what went wrong (see enum pamtest_err); a
+ *         failed pam_end() gives PAMTEST_ERR_END even after a failed case.
  */
 enum pamtest_err _pamtest(const char *service,
 			  const char *user,
@@ -187,7 +188,7 @@ enum pamtest_err _pamtest(const char *service,
  * As _pamtest(), but prompts and messages go to @p conv_fn called with
  * @p conv_userdata, both owned by the caller; they stay installed on a kept
  * handle.  With a NULL @p pam_handle a NULL @p conv_fn installs a
- * conversation that fails every prompt.  With a non-NULL @p pam_handle,
+ * conversation that fails every prompt and drops messages.  With a non-NULL @p pam_handle,
  * @p service and @p user are ignored and a NULL @p conv_fn keeps the
  * handle's current conversation.
  */
@@ -212,6 +213,7 @@ const char *pamtest_strerror(enum pamtest_err perr);
 /** Free an environment list from a PAMTEST_GETENVLIST case; NULL is allowed. */
 void pamtest_free_env(char **envlist);
 
+/** @cond PAMTEST_INTERNAL */
 /*
  * Array-counting helpers.  PAMTEST_ARRAY_SIZE_(a) is the element count of the
  * array a; with GCC or Clang, handing it a pointer (which would silently give
@@ -251,6 +253,7 @@ void pamtest_free_env(char **envlist);
 	_pamtest((svc), (user), (data), (tests), (n), NULL)
 #define PAMTEST_RUN_N_6(svc, user, data, tests, n, ph) \
 	_pamtest((svc), (user), (data), (tests), (n), (ph))
+/** @endcond */
 
 /**
  * run_pamtest(service, user, conv_data, tests)
