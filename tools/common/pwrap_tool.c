@@ -107,12 +107,27 @@ static char *exe_dir(void)
 	return strdup(dirname(buf));
 }
 
-/* Canonical form of an existing path (so messages and LD_PRELOAD are clean). */
+/*
+ * Absolute, clean form of an existing file's path: its directory resolved,
+ * its own name kept (libpam_wrapper.so stays libpam_wrapper.so rather than
+ * the versioned file the symlink points to).  Malloc'd.
+ */
 static char *canon(const char *path)
 {
-	char *r = realpath(path, NULL);
+	char *dcopy = strdup(path), *bcopy = strdup(path);
+	char *dir = NULL, *out = NULL;
 
-	return r != NULL ? r : strdup(path);
+	if (dcopy == NULL || bcopy == NULL)
+		goto out;
+	dir = realpath(dirname(dcopy), NULL);
+	if (dir == NULL || asprintf(&out, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir,
+				    basename(bcopy)) < 0)
+		out = strdup(path);
+out:
+	free(dcopy);
+	free(bcopy);
+	free(dir);
+	return out;
 }
 
 int pwrap_locate(const char *opt_lib, const char *opt_moddir, struct pwrap_paths *out)

@@ -463,8 +463,15 @@ static int parse_start(struct scenario *sc, struct cur *c)
 			}
 			if ((s->service = read_word(c, "service name after `service`")) == NULL)
 				return -1;
+		} else if (accept_word(c, "expect")) {
+			/* An expected pam_start result makes the start a test point. */
+			if (read_code(c, &s->expected) != 0)
+				return -1;
+			s->has_expect = 1;
+			return expect_end(c);
 		} else {
-			perr(c, "unexpected \"%s\" (start [user NAME | no-user] [service NAME])", c->p);
+			perr(c, "unexpected \"%s\" (start [user NAME | no-user] [service NAME] "
+				"[expect CODE])", c->p);
 			return -1;
 		}
 	}
@@ -927,7 +934,8 @@ size_t scenario_ntests(const struct scenario *sc)
 	size_t n = 0;
 
 	for (size_t i = 0; i < sc->nsteps; i++)
-		n += sc->steps[i].kind == STEP_RUN || sc->steps[i].kind == STEP_END;
+		n += sc->steps[i].kind == STEP_RUN || sc->steps[i].kind == STEP_END ||
+		     (sc->steps[i].kind == STEP_START && sc->steps[i].has_expect);
 	return n;
 }
 

@@ -395,6 +395,7 @@ static const char *default_user(const struct scenario *sc)
 static void do_start(struct runner *r, const struct step *s)
 {
 	static struct pam_conv pc;
+	double t0 = now();
 	const char *svc = s != NULL && s->service != NULL ? s->service : r->sc->svcs[0].name;
 	const char *user = s != NULL && s->user != NULL ? s->user : default_user(r->sc);
 	int line = s != NULL ? s->line : 0;
@@ -419,6 +420,12 @@ static void do_start(struct runner *r, const struct step *s)
 			     pam_code_name(rc)) < 0)
 			r->start_error = NULL;
 		r->pamh = NULL;
+	}
+	if (s != NULL && s->has_expect) {
+		if (rc != s->expected)
+			failf(r, line, "pam_start returned %s, expected %s", pam_code_name(rc),
+			      pam_code_name(s->expected));
+		finish_test(r, s, "start", t0);
 	}
 }
 
@@ -662,10 +669,13 @@ int scenario_run(const struct scenario *sc, struct file_results *fr, int keep)
 		fr->error = err;
 		for (size_t i = 0; i < sc->nsteps; i++) {
 			const struct step *s = &sc->steps[i];
-			if (s->kind != STEP_RUN && s->kind != STEP_END)
+			const char *nm = s->kind == STEP_RUN ? op_name(s->op)
+					 : s->kind == STEP_END ? "end" : "start";
+			if (s->kind != STEP_RUN && s->kind != STEP_END &&
+			    !(s->kind == STEP_START && s->has_expect))
 				continue;
 			add_str(&r, &r.fails, &r.nfails, strdup(err != NULL ? err : "setup failed"));
-			finish_test(&r, s, s->kind == STEP_RUN ? op_name(s->op) : "end", now());
+			finish_test(&r, s, nm, now());
 		}
 		rc = -1;
 		goto out;

@@ -66,7 +66,8 @@ struct step {
 	int line;
 	enum op op;
 	int flags;
-	int expected;     /* PAM code for RUN and END */
+	int expected;     /* PAM code for RUN, END and START with has_expect */
+	int has_expect;   /* START: a test point of its own */
 	char *user;       /* START: NULL = default */
 	int no_user;      /* START: pam_start with a NULL user */
 	char *service;    /* START: NULL = default */
