@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# The benchmark suite (doc/benchmarks.md): P1 tax on a non-PAM process, P2
+# in-process transactions/s, P3 a 1,000,000-line passdb, P4 1,000 concurrent
+# processes, and P2 under callgrind; ours against Debian's libpam-wrapper
+# ("upstream") and bare Linux-PAM, side by side in the same run.
+#
+#   bash bench/run.sh            full run (~5 min); installs libpam-wrapper
+#                                and valgrind with apt when root; writes
+#                                bench/results/<date>.md and prints a summary
+#   bash bench/run.sh --smoke    seconds, no upstream, no apt, writes nothing;
+#                                exits 1 only if a run FAILED (never on timing)
+#
+# Other options are passed to bench/bench.py (--only P2,P3, --no-callgrind,
+# --p4-n N, --keep, --out FILE, ...).  PWRAP_BENCH_BUILD overrides the build
+# directory (default build-bench, Release, configured here if missing).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+src=$(dirname "$here")
+build=${PWRAP_BENCH_BUILD:-$src/build-bench}
+smoke=0
+for a in "$@"; do
+	[ "$a" = --smoke ] && smoke=1
+done
+
+# Packages: Debian's pam_wrapper (the upstream column), valgrind (callgrind),
+# and what building our tree needs.
+pkgs="cmake gcc libpam0g-dev python3"
+[ $smoke = 1 ] || pkgs="$pkgs libpam-wrapper valgrind"
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" = 0 ]; then
+		echo "run.sh: installing$missing" >&2
+		apt-get install -y -q $missing >/dev/null ||
+			{ apt-get update -q >/dev/null && apt-get install -y -q $missing >/dev/null; }
+	else
+		echo "run.sh: missing packages:$missing (run as root to install;" \
+		     "continuing without them)" >&2
+	fi
+fi
+
+# Our tree, Release.  Only the two targets the bench uses are built, so a
+# half-edited tool elsewhere in the tree cannot stop it.
+if [ ! -f "$build/CMakeCache.txt" ]; then
+	cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+		-DPython3_EXECUTABLE=/usr/bin/python3 -DBUILD_TESTING=OFF >/dev/null
+fi
+cmake --build "$build" -j2 --target pam_wrapper pam_matrix >/dev/null
+
+# The drivers.
+bin=$build/bench
+mkdir -p "$bin"
+cflags="-O2 -Wall -Wextra -Werror"
+cc $cflags -o "$bin/spawn" "$here/spawn.c"
+cc $cflags -o "$bin/p2_txn" "$here/p2_txn.c" -lpam
+cc $cflags -shared -fPIC -o "$bin/empty.so" "$here/empty.c"
+cc $cflags -shared -fPIC -o "$bin/noaudit.so" "$here/noaudit.c"
+
+args=(--build "$build" --bin "$bin")
+if [ $smoke = 0 ]; then
+	case " $* " in
+	*" --out "*) ;;
+	*) args+=(--out "$here/results/$(date +%Y-%m-%d).md") ;;
+	esac
+fi
+exec python3 "$here/bench.py" "${args[@]}" "$@"
