@@ -24,6 +24,7 @@
 #define _GNU_SOURCE 1
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <dlfcn.h>
 #include <structmember.h>
 
 #include <stdbool.h>
@@ -884,6 +885,40 @@ static const struct int_const int_consts[] = {
 };
 #undef C
 
+/*
+ * Python snapshots the environment into os.environ at start-up, before any
+ * pam_start, but tests written for upstream read PAM_WRAPPER_RUNTIME_DIR
+ * from os.environ as soon as they import us.  When the preloaded wrapper
+ * offers pam_wrapper_runtime_dir(), create the directory now and publish it.
+ */
+static int publish_runtime_dir(void)
+{
+	const char *(*rd)(void) = NULL;
+	const char *dir;
+	PyObject *os = NULL;
+	PyObject *environ = NULL;
+	PyObject *key = NULL;
+	PyObject *value = NULL;
+	int rc = -1;
+
+	*(void **)&rd = dlsym(RTLD_DEFAULT, "pam_wrapper_runtime_dir");
+	if (rd == NULL || (dir = rd()) == NULL) {
+		return 0;	/* not wrapped, or an upstream wrapper */
+	}
+	os = PyImport_ImportModule("os");
+	environ = os ? PyObject_GetAttrString(os, "environ") : NULL;
+	key = environ ? PyUnicode_FromString("PAM_WRAPPER_RUNTIME_DIR") : NULL;
+	value = key ? PyUnicode_DecodeFSDefault(dir) : NULL;
+	if (value != NULL && PyObject_SetItem(environ, key, value) == 0) {
+		rc = 0;
+	}
+	Py_XDECREF(value);
+	Py_XDECREF(key);
+	Py_XDECREF(environ);
+	Py_XDECREF(os);
+	return rc;
+}
+
 PyMODINIT_FUNC PyInit_pypamtest(void)
 {
 	PyObject *m = NULL;
@@ -918,6 +953,9 @@ PyMODINIT_FUNC PyInit_pypamtest(void)
 					    int_consts[i].value) < 0) {
 			goto fail;
 		}
+	}
+	if (publish_runtime_dir() < 0) {
+		goto fail;
 	}
 	return m;
 fail:
