@@ -82,9 +82,12 @@ function(pwrap_add_test)
              COMMAND ${SETPRIV_EXECUTABLE} --reuid=nobody --regid=nogroup
                      --clear-groups ${T_COMMAND}
              WORKING_DIRECTORY "${PWRAP_TEST_TMPDIR}")
+    # valgrind would only see setpriv: the twin is not a memcheck test.
+    set(_twin_labels ${T_LABELS})
+    list(REMOVE_ITEM _twin_labels memcheck)
     set_tests_properties(${T_NAME}.nobody PROPERTIES
                          ENVIRONMENT "${_env};HOME=/nonexistent;PWRAP_AS_NOBODY=1"
-                         TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS};nobody")
+                         TIMEOUT ${T_TIMEOUT} LABELS "${_twin_labels};nobody")
   endif()
 endfunction()
 

@@ -4,9 +4,10 @@
 # Usage: scripts/valgrind.sh BUILD_DIR
 set -euo pipefail
 build=${1:?usage: valgrind.sh BUILD_DIR}
+supp="$(cd "$(dirname "$0")" && pwd)/valgrind.supp"
 ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -T memcheck -L memcheck \
   --overwrite MemoryCheckCommand=/usr/bin/valgrind \
-  --overwrite "MemoryCheckCommandOptions=--error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --track-fds=no --trace-children=no --suppressions=$(dirname "$0")/valgrind.supp" \
+  --overwrite "MemoryCheckCommandOptions=--error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --track-fds=no --trace-children=no --suppressions=$supp" \
   | tee "$build/valgrind-summary.txt"
 if grep -q "Defects:" "$build/valgrind-summary.txt"; then
   echo "valgrind.sh: memcheck defects found" >&2

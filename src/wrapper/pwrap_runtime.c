@@ -1231,9 +1231,11 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 		if (found == 1 && other >= 0) {
 			/* fine: the service, and "other" or its stand-in */
 		} else if (found == 0 && other == 0) {
+			/* libpam would fail the same way (and leak) */
 			PWRAP_LOG(PWRAP_LOG_ERROR, "no service file '%s' and no "
 				  "'other' in %s (or %s)", name, svcdir,
 				  rt.svc);
+			goto out;
 		} else if (found == 0 || other < 0) {
 			found = other;
 		}
