@@ -148,6 +148,7 @@ run authenticate
     ("run authenticate\nend expect\n", 8, "missing PAM code"),
     ("setenv X\nrun authenticate\n", 7, "`setenv` takes NAME=VALUE"),
     ("start user\nrun authenticate\n", 7, "missing user name"),
+    ("  auth required pam_deny.so\nrun authenticate\n", 7, "looks like a service file line"),
     ("", 1, "no `run` line"),
 ])
 def test_malformed_scenario(tenv, workdir, body, line, message):

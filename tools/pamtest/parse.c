@@ -743,7 +743,13 @@ static int parse_directive(struct scenario *sc, struct cur *c)
 		rc = parse_item_expect(sc, c, 0);
 	else if (strcmp(kw, "absent-item") == 0)
 		rc = parse_item_expect(sc, c, 1);
-	else {
+	else if (strcmp(kw, "auth") == 0 || strcmp(kw, "account") == 0 ||
+		 strcmp(kw, "password") == 0 || strcmp(kw, "session") == 0 ||
+		 strncmp(kw, "-", 1) == 0 || strcmp(kw, "@include") == 0) {
+		perr(c, "\"%s\" looks like a service file line: indent it directly below a "
+			"`service NAME` line", kw);
+		rc = -1;
+	} else {
 		perr(c, "unknown directive \"%s\" (one of: %s)", kw, kws);
 		rc = -1;
 	}
