@@ -207,6 +207,21 @@ static enum pwrap_dbglvl syslog_level(int priority)
 	}
 }
 
+/* Calls libpam's pam_vsyslog with a va_list made here.  (libpam's own
+ * pam_syslog would call back into our pam_vsyslog.) */
+static void real_vsyslog_args(const struct pwrap_real *r, const void *pamh,
+			      int priority, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void real_vsyslog_args(const struct pwrap_real *r, const void *pamh,
+			      int priority, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	r->pam_vsyslog(pamh, priority, fmt, ap);
+	va_end(ap);
+}
+
 PWRAP_EXPORT void pam_vsyslog(const pam_handle_t *pamh, int priority,
 			      const char *fmt, va_list args)
 {
@@ -238,10 +253,10 @@ PWRAP_EXPORT void pam_vsyslog(const pam_handle_t *pamh, int priority,
 	}
 	use_syslog = getenv("PAM_WRAPPER_USE_SYSLOG");
 	if (use_syslog != NULL && use_syslog[0] == '1') {
-		/* The masked text goes to libpam's own pam_syslog (which adds
-		 * the module prefix) as an argument, never as a format. */
-		if (r->pam_syslog != NULL) {
-			r->pam_syslog(pamh, priority, "%s", msg);
+		/* The masked text goes to libpam's own pam_vsyslog (which
+		 * adds the module prefix) as an argument, never as a format. */
+		if (r->pam_vsyslog != NULL) {
+			real_vsyslog_args(r, pamh, priority, "%s", msg);
 		} else {
 			syslog(priority, "%s", msg);
 		}

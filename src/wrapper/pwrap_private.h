@@ -85,7 +85,6 @@ struct pwrap_real {
 	int (*pam_set_item)(void *, int, const void *);
 	int (*pam_get_item)(const void *, int, const void **);
 	void (*pam_vsyslog)(const void *, int, const char *, va_list);
-	void (*pam_syslog)(const void *, int, const char *, ...);
 	int (*audit_open)(void);
 };
 PWRAP_HIDDEN const struct pwrap_real *pwrap_real(void);

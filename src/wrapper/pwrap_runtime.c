@@ -160,7 +160,6 @@ static void real_load(void)
 	*(void **)&real.pam_set_item = dlsym(h, "pam_set_item");
 	*(void **)&real.pam_get_item = dlsym(h, "pam_get_item");
 	*(void **)&real.pam_vsyslog = dlsym(h, "pam_vsyslog");
-	*(void **)&real.pam_syslog = dlsym(h, "pam_syslog");
 	ha = dlopen("libaudit.so.1", RTLD_LAZY | RTLD_NOLOAD);
 	if (ha != NULL) {
 		*(void **)&real.audit_open = dlsym(ha, "audit_open");

@@ -258,6 +258,31 @@ static void test_disabled_creates_nothing(void **state)
 	free_env(env);
 }
 
+static void test_keep_dir(void **state)
+{
+	struct ctx *c = *state;
+	char *client = client_path();
+	char *argv[] = { client, "permit", "alice", "auth", NULL };
+	char **env = make_env(c, true);
+	size_t n = 0;
+	int st;
+
+	while (env[n] != NULL) {
+		n++;
+	}
+	env = realloc(env, (n + 2) * sizeof(*env));
+	assert_non_null(env);
+	env[n] = strdup("PAM_WRAPPER_KEEP_DIR=1");
+	env[n + 1] = NULL;
+	st = wait_status(spawn(argv, env, NULL));
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	usleep(200000);	/* a watcher would have removed it by now */
+	assert_int_equal(pt_count_entries(c->tmp), 1);
+	free_env(env);
+	free(client);
+}
+
 #define NPROC 200
 
 static void test_200_concurrent(void **state)
@@ -294,6 +319,7 @@ int main(void)
 		T(test_clean_after_exec),
 		T(test_clean_after_sigkill),
 		T(test_disabled_creates_nothing),
+		T(test_keep_dir),
 		T(test_200_concurrent),
 #undef T
 	};

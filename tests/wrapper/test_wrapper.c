@@ -414,6 +414,15 @@ static void test_syslog_lines(void **state)
 	assert_int_equal(regexec(&re, err, 0, NULL, 0), 0);
 	regfree(&re);
 	free(err);
+
+	/* PAM_WRAPPER_USE_SYSLOG=1: to syslog(3), not stderr */
+	setenv("PAM_WRAPPER_USE_SYSLOG", "1", 1);
+	pt_stderr_begin();
+	assert_int_equal(txn("warn", 'a'), PAM_SUCCESS);
+	err = pt_stderr_end();
+	assert_null(strstr(err, "SYSLOG("));
+	free(err);
+	unsetenv("PAM_WRAPPER_USE_SYSLOG");
 	unsetenv("PAM_WRAPPER_DEBUGLEVEL");
 }
 
