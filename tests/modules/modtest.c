@@ -61,6 +61,31 @@ void mt_cleanup(struct mt_env *t)
 	t->dir[0] = '\0';
 }
 
+int mt_setup(void **state)
+{
+	struct mt_env *t = calloc(1, sizeof(*t));
+
+	if (t == NULL) {
+		return -1;
+	}
+	mt_init(t);
+	mt_log_clear();
+	unsetenv("PAM_MATRIX_PASSWD");
+	*state = t;
+	return 0;
+}
+
+int mt_teardown(void **state)
+{
+	struct mt_env *t = *state;
+
+	mt_cleanup(t);
+	free(t);
+	mt_log_clear();
+	unsetenv("PAM_MATRIX_PASSWD");
+	return 0;
+}
+
 void mt_path(const struct mt_env *t, const char *name, char *out)
 {
 	int n = snprintf(out, PATH_MAX, "%s/%s", t->dir, name);
@@ -273,5 +298,27 @@ int mt_run(const struct mt_env *t, const char *service, const char *user,
 	int rv = mt_call(pamh, op, flags);
 
 	assert_int_equal(pam_end(pamh, rv), PAM_SUCCESS);
+	return rv;
+}
+
+void mt_matrix_service(const struct mt_env *t, const char *opts)
+{
+	mt_service(t, "svc",
+		   "auth     required %s/pam_matrix.so passdb=%s %s\n"
+		   "account  required %s/pam_matrix.so passdb=%s %s\n"
+		   "password required %s/pam_matrix.so passdb=%s %s\n"
+		   "session  required %s/pam_matrix.so passdb=%s %s\n",
+		   t->moddir, t->passdb, opts, t->moddir, t->passdb, opts,
+		   t->moddir, t->passdb, opts, t->moddir, t->passdb, opts);
+}
+
+int mt_auth(const struct mt_env *t, const char *user, const char *password)
+{
+	struct mt_conv c;
+	int rv;
+
+	mt_conv_init(&c, 1, password);
+	rv = mt_run(t, "svc", user, &c, MT_AUTH, 0);
+	mt_conv_free(&c);
 	return rv;
 }

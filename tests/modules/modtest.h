@@ -45,6 +45,11 @@ void mt_init(struct mt_env *t);
 /* Removes the directory and everything in it. */
 void mt_cleanup(struct mt_env *t);
 
+/* cmocka per-test setup/teardown: *state becomes a fresh mt_env; the log
+ * capture and $PAM_MATRIX_PASSWD are cleared before and after. */
+int mt_setup(void **state);
+int mt_teardown(void **state);
+
 /* Path of NAME inside the test directory (static buffer per call site is
  * not needed: the result is written to OUT, PATH_MAX bytes). */
 void mt_path(const struct mt_env *t, const char *name, char *out);
@@ -82,6 +87,13 @@ int mt_call(pam_handle_t *pamh, enum mt_op op, int flags);
 /* Start, one call, end: the call's result. */
 int mt_run(const struct mt_env *t, const char *service, const char *user,
 	   struct mt_conv *c, enum mt_op op, int flags);
+
+/* Service "svc": pam_matrix with passdb=<t->passdb> and OPTS in all four
+ * management groups. */
+void mt_matrix_service(const struct mt_env *t, const char *opts);
+
+/* Authenticates USER on service "svc", answering PASSWORD. */
+int mt_auth(const struct mt_env *t, const char *user, const char *password);
 
 /* Captured pam_syslog lines of this process. */
 void mt_log_clear(void);

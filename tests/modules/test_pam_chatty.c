@@ -18,28 +18,6 @@
 #define INFO "I:Authentication succeeded"
 #define ERROR "E:Authentication generated an error"
 
-static int setup(void **state)
-{
-	struct mt_env *t = calloc(1, sizeof(*t));
-
-	if (t == NULL) {
-		return -1;
-	}
-	mt_init(t);
-	*state = t;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct mt_env *t = *state;
-
-	mt_cleanup(t);
-	free(t);
-	mt_log_clear();
-	return 0;
-}
-
 /* Authenticates with pam_chatty OPTS; checks NINFO info messages then
  * NERROR error messages were sent, one per conversation call. */
 static void expect(const struct mt_env *t, const char *opts, size_t ninfo,
@@ -147,7 +125,7 @@ static void other_groups(void **state)
 	mt_conv_free(&c);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, mt_setup, mt_teardown)
 
 int main(void)
 {

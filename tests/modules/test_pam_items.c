@@ -46,26 +46,14 @@ static void clear_env(void)
 
 static int setup(void **state)
 {
-	struct mt_env *t = calloc(1, sizeof(*t));
-
-	if (t == NULL) {
-		return -1;
-	}
-	mt_init(t);
 	clear_env();
-	*state = t;
-	return 0;
+	return mt_setup(state);
 }
 
 static int teardown(void **state)
 {
-	struct mt_env *t = *state;
-
-	mt_cleanup(t);
-	free(t);
 	clear_env();
-	mt_log_clear();
-	return 0;
+	return mt_teardown(state);
 }
 
 /* Service "svc": both modules in all four groups. */

@@ -19,56 +19,6 @@
 
 #include "modtest.h"
 
-static int setup(void **state)
-{
-	struct mt_env *t = calloc(1, sizeof(*t));
-
-	if (t == NULL) {
-		return -1;
-	}
-	mt_init(t);
-	mt_log_clear();
-	unsetenv("PAM_MATRIX_PASSWD");
-	*state = t;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct mt_env *t = *state;
-
-	mt_cleanup(t);
-	free(t);
-	mt_log_clear();
-	unsetenv("PAM_MATRIX_PASSWD");
-	return 0;
-}
-
-/* Service "svc": pam_matrix in all four groups with passdb= and OPTS. */
-static void matrix_service(const struct mt_env *t, const char *opts)
-{
-	mt_service(t, "svc",
-		   "auth     required %s/pam_matrix.so passdb=%s %s\n"
-		   "account  required %s/pam_matrix.so passdb=%s %s\n"
-		   "password required %s/pam_matrix.so passdb=%s %s\n"
-		   "session  required %s/pam_matrix.so passdb=%s %s\n",
-		   t->moddir, t->passdb, opts, t->moddir, t->passdb, opts,
-		   t->moddir, t->passdb, opts, t->moddir, t->passdb, opts);
-}
-
-/* Authenticates USER with PASSWORD on service "svc"; returns the result. */
-static int auth_as(const struct mt_env *t, const char *user,
-		   const char *password)
-{
-	struct mt_conv c;
-	int rv;
-
-	mt_conv_init(&c, 1, password);
-	rv = mt_run(t, "svc", user, &c, MT_AUTH, 0);
-	mt_conv_free(&c);
-	return rv;
-}
-
 /* Asserts that a "<passdb>:LINE: REASON" message was logged. */
 static void assert_logged_line(const struct mt_env *t, unsigned line,
 			       const char *reason)
@@ -90,7 +40,7 @@ static void auth_success(void **state)
 	struct mt_conv c;
 
 	mt_passdb(t, "alice:secret:svc\n");
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	mt_conv_init(&c, 1, "secret");
 	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
 			 PAM_SUCCESS);
@@ -105,11 +55,11 @@ static void auth_wrong_password(void **state)
 	struct mt_env *t = *state;
 
 	mt_passdb(t, "alice:secret:svc\n");
-	matrix_service(t, "");
-	assert_int_equal(auth_as(t, "alice", "Wr0ngPw"), PAM_AUTH_ERR);
-	assert_int_equal(auth_as(t, "alice", "secre"), PAM_AUTH_ERR);
-	assert_int_equal(auth_as(t, "alice", "secrets"), PAM_AUTH_ERR);
-	assert_int_equal(auth_as(t, "alice", ""), PAM_AUTH_ERR);
+	mt_matrix_service(t, "");
+	assert_int_equal(mt_auth(t, "alice", "Wr0ngPw"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice", "secre"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice", "secrets"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice", ""), PAM_AUTH_ERR);
 	/* Never a password in the log. */
 	assert_false(mt_log_has("secret"));
 	assert_false(mt_log_has("Wr0ngPw"));
@@ -122,7 +72,7 @@ static void auth_unknown_user(void **state)
 	struct mt_conv c;
 
 	mt_passdb(t, "alice:secret:svc\nalicex:secret:svc\n");
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	mt_conv_init(&c, 1, "secret");
 	/* Asked anyway, then refused like a wrong password. */
 	assert_int_equal(mt_run(t, "svc", "bob", &c, MT_AUTH, 0),
@@ -130,9 +80,9 @@ static void auth_unknown_user(void **state)
 	assert_string_equal(mt_msg(&c, 0), "P:Password: ");
 	mt_conv_free(&c);
 	/* A prefix of a user name is not that user. */
-	assert_int_equal(auth_as(t, "alic", "secret"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alic", "secret"), PAM_AUTH_ERR);
 	/* Nor is a name that would split the line differently. */
-	assert_int_equal(auth_as(t, "alice:secret", "svc"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice:secret", "svc"), PAM_AUTH_ERR);
 }
 
 static void auth_no_answer(void **state)
@@ -141,7 +91,7 @@ static void auth_no_answer(void **state)
 	struct mt_conv c;
 
 	mt_passdb(t, "alice:secret:svc\n");
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 
 	/* The conversation fails. */
 	mt_conv_init(&c, 0);
@@ -163,7 +113,7 @@ static void auth_no_user(void **state)
 	struct mt_conv c;
 
 	mt_passdb(t, "alice:secret:svc\n");
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	mt_conv_init(&c, 1, "secret");
 	assert_int_equal(mt_run(t, "svc", NULL, &c, MT_AUTH, 0),
 			 PAM_BAD_ITEM);
@@ -202,13 +152,13 @@ static void auth_passdb_from_env(void **state)
 
 	setenv("PAM_MATRIX_PASSWD", t->passdb, 1);
 	mt_service(t, "svc", "auth required %s/pam_matrix.so\n", t->moddir);
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SUCCESS);
 
 	/* The option wins over the environment. */
 	mt_service(t, "svc", "auth required %s/pam_matrix.so passdb=%s\n",
 		   t->moddir, other);
-	assert_int_equal(auth_as(t, "alice", "other"), PAM_SUCCESS);
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice", "other"), PAM_SUCCESS);
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_AUTH_ERR);
 }
 
 static void auth_missing_file(void **state)
@@ -217,7 +167,7 @@ static void auth_missing_file(void **state)
 	struct mt_conv c;
 	char want[PATH_MAX + 64];
 
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	mt_conv_init(&c, 1, "secret");
 	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
 			 PAM_AUTHINFO_UNAVAIL);
@@ -229,7 +179,7 @@ static void auth_missing_file(void **state)
 	/* A directory is not a passdb. */
 	mt_service(t, "svc", "auth required %s/pam_matrix.so passdb=%s\n",
 		   t->moddir, t->dir);
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_AUTHINFO_UNAVAIL);
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_AUTHINFO_UNAVAIL);
 }
 
 static void auth_bad_options(void **state)
@@ -241,12 +191,12 @@ static void auth_bad_options(void **state)
 	mt_service(t, "svc", "auth required %s/pam_matrix.so passdb=\n",
 		   t->moddir);
 	setenv("PAM_MATRIX_PASSWD", t->passdb, 1);
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SERVICE_ERR);
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SERVICE_ERR);
 	assert_true(mt_log_has("passdb="));
 
 	/* Unknown options are logged and ignored. */
-	matrix_service(t, "frobnicate use_first_pass");
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	mt_matrix_service(t, "frobnicate use_first_pass");
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SUCCESS);
 	assert_true(mt_log_has("unknown option \"frobnicate\""));
 	assert_true(mt_log_has("unknown option \"use_first_pass\""));
 
@@ -255,7 +205,7 @@ static void auth_bad_options(void **state)
 		   "auth required %s/pam_matrix.so passdb=/nonexistent "
 		   "passdb=%s\n",
 		   t->moddir, t->passdb);
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SUCCESS);
 }
 
 static void auth_echo(void **state)
@@ -264,7 +214,7 @@ static void auth_echo(void **state)
 	struct mt_conv c;
 
 	mt_passdb(t, "alice:secret:svc\n");
-	matrix_service(t, "echo");
+	mt_matrix_service(t, "echo");
 	mt_conv_init(&c, 1, "secret");
 	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
 			 PAM_SUCCESS);
@@ -278,7 +228,7 @@ static void auth_verbose(void **state)
 	struct mt_conv c;
 
 	mt_passdb(t, "alice:secret:svc\n");
-	matrix_service(t, "verbose");
+	mt_matrix_service(t, "verbose");
 
 	mt_conv_init(&c, 1, "secret");
 	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
@@ -295,8 +245,27 @@ static void auth_verbose(void **state)
 	assert_string_equal(mt_msg(&c, 1), "E:Authentication failed");
 	mt_conv_free(&c);
 
+	/* Failures before any prompt are reported too. */
+	mt_service(t, "svc", "auth required %s/pam_matrix.so verbose\n",
+		   t->moddir);
+	mt_conv_init(&c, 1, "secret");
+	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
+			 PAM_AUTHINFO_UNAVAIL);
+	assert_int_equal(c.nmsgs, 1);
+	assert_string_equal(mt_msg(&c, 0), "E:Authentication failed");
+	mt_conv_free(&c);
+	mt_service(t, "svc",
+		   "auth required %s/pam_matrix.so passdb= verbose\n",
+		   t->moddir);
+	mt_conv_init(&c, 1, "secret");
+	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
+			 PAM_SERVICE_ERR);
+	assert_int_equal(c.nmsgs, 1);
+	assert_string_equal(mt_msg(&c, 0), "E:Authentication failed");
+	mt_conv_free(&c);
+
 	/* Without verbose: no messages besides the prompt. */
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	mt_conv_init(&c, 1, "wrong");
 	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
 			 PAM_AUTH_ERR);
@@ -340,14 +309,14 @@ static void auth_long_password(void **state)
 	pw[n] = '\0';
 	assert_true(asprintf(&line, "alice:%s:svc\n", pw) > 0);
 	mt_passdb(t, line);
-	matrix_service(t, "");
-	assert_int_equal(auth_as(t, "alice", pw), PAM_SUCCESS);
+	mt_matrix_service(t, "");
+	assert_int_equal(mt_auth(t, "alice", pw), PAM_SUCCESS);
 	/* Same first 1024 bytes, different length: refused. */
 	pw[1024] = '\0';
-	assert_int_equal(auth_as(t, "alice", pw), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice", pw), PAM_AUTH_ERR);
 	pw[1024] = 'x';
 	pw[n - 1] = 'y';
-	assert_int_equal(auth_as(t, "alice", pw), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice", pw), PAM_AUTH_ERR);
 	free(line);
 	free(pw);
 }
@@ -359,11 +328,11 @@ static void passdb_comments(void **state)
 	struct mt_env *t = *state;
 
 	mt_passdb(t, "# users\n#alice:bad:svc\nalice:secret:svc\n#\n");
-	matrix_service(t, "");
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
-	assert_int_equal(auth_as(t, "alice", "bad"), PAM_AUTH_ERR);
+	mt_matrix_service(t, "");
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SUCCESS);
+	assert_int_equal(mt_auth(t, "alice", "bad"), PAM_AUTH_ERR);
 	/* A commented-out line is no user, even named with the '#'. */
-	assert_int_equal(auth_as(t, "#alice", "bad"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "#alice", "bad"), PAM_AUTH_ERR);
 	/* Comments are not complaints. */
 	assert_int_equal(mt_log_count() > 0 && mt_log_has(":1:"), false);
 }
@@ -373,10 +342,10 @@ static void passdb_first_match_wins(void **state)
 	struct mt_env *t = *state;
 
 	mt_passdb(t, "bob:one:svc\nalice:first:svc\nalice:second:svc\n");
-	matrix_service(t, "");
-	assert_int_equal(auth_as(t, "alice", "first"), PAM_SUCCESS);
-	assert_int_equal(auth_as(t, "alice", "second"), PAM_AUTH_ERR);
-	assert_int_equal(auth_as(t, "bob", "one"), PAM_SUCCESS);
+	mt_matrix_service(t, "");
+	assert_int_equal(mt_auth(t, "alice", "first"), PAM_SUCCESS);
+	assert_int_equal(mt_auth(t, "alice", "second"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "bob", "one"), PAM_SUCCESS);
 }
 
 static void passdb_blank_lines(void **state)
@@ -385,11 +354,11 @@ static void passdb_blank_lines(void **state)
 
 	/* Upstream crashed on the first of these. */
 	mt_passdb(t, "\n  \t \nalice:secret:svc\n\n");
-	matrix_service(t, "");
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	mt_matrix_service(t, "");
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SUCCESS);
 	assert_logged_line(t, 1, "blank line");
 	assert_logged_line(t, 2, "blank line");
-	assert_int_equal(auth_as(t, "nobody", "x"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "nobody", "x"), PAM_AUTH_ERR);
 	assert_logged_line(t, 4, "blank line");
 }
 
@@ -398,14 +367,14 @@ static void passdb_short_lines(void **state)
 	struct mt_env *t = *state;
 
 	mt_passdb(t, "alice\nalice:secret\nalice:secret:svc\n");
-	matrix_service(t, "");
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	mt_matrix_service(t, "");
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SUCCESS);
 	assert_logged_line(t, 1, "too few fields");
 	assert_logged_line(t, 2, "too few fields");
 
 	/* A short line alone means an unknown user. */
 	mt_passdb(t, "alice:secret");
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_AUTH_ERR);
 }
 
 static void passdb_other_bad_lines(void **state)
@@ -413,12 +382,12 @@ static void passdb_other_bad_lines(void **state)
 	struct mt_env *t = *state;
 
 	mt_passdb(t, "alice:x:y:svc\n:secret:svc\nalice:secret:svc\n");
-	matrix_service(t, "");
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	mt_matrix_service(t, "");
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SUCCESS);
 	assert_logged_line(t, 1, "too many fields");
 	assert_logged_line(t, 2, "empty user name");
 	/* The empty name never matches the empty-named line. */
-	assert_int_equal(auth_as(t, "", "secret"), PAM_BAD_ITEM);
+	assert_int_equal(mt_auth(t, "", "secret"), PAM_BAD_ITEM);
 }
 
 static void passdb_crlf(void **state)
@@ -426,15 +395,15 @@ static void passdb_crlf(void **state)
 	struct mt_env *t = *state;
 
 	mt_passdb(t, "alice:secret:svc\r\nalice:good:svc\n");
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	/* The CRLF line is skipped, not read as password "secret" or
 	 * service "svc\r". */
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_AUTH_ERR);
-	assert_int_equal(auth_as(t, "alice", "good"), PAM_SUCCESS);
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice", "good"), PAM_SUCCESS);
 	assert_logged_line(t, 1, "CRLF");
 
 	mt_passdb(t, "alice:secret:svc\r\n");
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_AUTH_ERR);
 }
 
 static void passdb_overlong_line(void **state)
@@ -449,8 +418,8 @@ static void passdb_overlong_line(void **state)
 	memset(buf + 6, 'x', n);
 	strcpy(buf + 6 + n, ":svc\nalice:secret:svc\n");
 	mt_passdb(t, buf);
-	matrix_service(t, "");
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	mt_matrix_service(t, "");
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SUCCESS);
 	assert_logged_line(t, 1, "line longer than");
 
 	/* A line just at the limit (8192 bytes) is fine. */
@@ -460,7 +429,7 @@ static void passdb_overlong_line(void **state)
 	assert_int_equal(strlen(buf), 8193);
 	mt_passdb(t, buf);
 	buf[6 + 8192 - 10] = '\0';
-	assert_int_equal(auth_as(t, "alice", buf + 6), PAM_SUCCESS);
+	assert_int_equal(mt_auth(t, "alice", buf + 6), PAM_SUCCESS);
 	free(buf);
 }
 
@@ -471,11 +440,11 @@ static void passdb_nul_byte(void **state)
 				   "alice:secret:svc\n";
 
 	mt_write(t, "passdb", data, sizeof(data) - 1);
-	matrix_service(t, "");
-	assert_int_equal(auth_as(t, "alice", "sec"), PAM_AUTH_ERR);
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	mt_matrix_service(t, "");
+	assert_int_equal(mt_auth(t, "alice", "sec"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SUCCESS);
 	assert_logged_line(t, 1, "NUL byte");
-	assert_int_equal(auth_as(t, "bob", "x"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "bob", "x"), PAM_AUTH_ERR);
 	assert_logged_line(t, 2, "NUL byte");
 }
 
@@ -483,20 +452,20 @@ static void passdb_odd_files(void **state)
 {
 	struct mt_env *t = *state;
 
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	/* Empty file: nobody is known. */
 	mt_passdb(t, "");
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_AUTH_ERR);
 	/* No newline at the end of the last line. */
 	mt_passdb(t, "bob:x:svc\nalice:secret:svc");
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_SUCCESS);
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SUCCESS);
 	/* Empty password and empty service fields are allowed. */
 	mt_passdb(t, "alice::");
-	assert_int_equal(auth_as(t, "alice", ""), PAM_SUCCESS);
-	assert_int_equal(auth_as(t, "alice", "x"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice", ""), PAM_SUCCESS);
+	assert_int_equal(mt_auth(t, "alice", "x"), PAM_AUTH_ERR);
 	/* Only comments and junk. */
 	mt_passdb(t, "#\n\n:\n::\n\r\n");
-	assert_int_equal(auth_as(t, "alice", ""), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice", ""), PAM_AUTH_ERR);
 }
 
 /*
@@ -639,7 +608,7 @@ static void passdb_random(void **state)
 	unsigned seed = 20240601;
 
 	srand(seed);
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	for (int iter = 0; iter < 150; iter++) {
 		char *data = NULL;
 		size_t size = 0;
@@ -663,9 +632,9 @@ static void passdb_random(void **state)
 
 		mt_log_clear();
 		if (r.found) {
-			assert_int_equal(auth_as(t, user, r.pass), PAM_SUCCESS);
+			assert_int_equal(mt_auth(t, user, r.pass), PAM_SUCCESS);
 		} else {
-			assert_int_equal(auth_as(t, user, "pw"), PAM_AUTH_ERR);
+			assert_int_equal(mt_auth(t, user, "pw"), PAM_AUTH_ERR);
 		}
 		for (size_t i = 0; i < r.nbad; i++) {
 			snprintf(want, sizeof(want), "%s:%u: %s", t->passdb,
@@ -678,7 +647,7 @@ static void passdb_random(void **state)
 		}
 		assert_int_equal(mt_log_count_has("line skipped"), r.nbad);
 		if (r.found) {
-			assert_int_equal(auth_as(t, user, "not-it"),
+			assert_int_equal(mt_auth(t, user, "not-it"),
 					 PAM_AUTH_ERR);
 		}
 		free(data);
@@ -693,7 +662,7 @@ static void passdb_not_regular(void **state)
 
 	mt_service(t, "svc", "auth required %s/pam_matrix.so passdb=%s\n",
 		   t->moddir, "/dev/null");
-	assert_int_equal(auth_as(t, "alice", "secret"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_AUTH_ERR);
 }
 
 /* ---- account ------------------------------------------------------------ */
@@ -717,7 +686,7 @@ static void account(void **state)
 
 	mt_passdb(t, "alice:secret:svc\nbob:secret:other\n"
 		     "carol:secret:MixedCase\n");
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	mt_service(t, "mixedcase",
 		   "account required %s/pam_matrix.so passdb=%s\n", t->moddir,
 		   t->passdb);
@@ -736,7 +705,7 @@ static void account_no_passdb(void **state)
 {
 	struct mt_env *t = *state;
 
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	assert_int_equal(acct_as(t, "svc", "alice"), PAM_AUTHINFO_UNAVAIL);
 	mt_service(t, "svc", "account required %s/pam_matrix.so\n",
 		   t->moddir);
@@ -752,7 +721,7 @@ static void account_bad_lines(void **state)
 	struct mt_env *t = *state;
 
 	mt_passdb(t, "\nalice:secret:other\r\nalice\nalice:secret:svc\n");
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	assert_int_equal(acct_as(t, "svc", "alice"), PAM_SUCCESS);
 	assert_logged_line(t, 1, "blank line");
 	assert_logged_line(t, 2, "CRLF");
@@ -767,7 +736,7 @@ static void session(void **state)
 	struct mt_conv c;
 	pam_handle_t *pamh;
 
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	mt_conv_init(&c, 0);
 	pamh = mt_start(t, "svc", "alice", &c);
 	assert_null(pam_getenv(pamh, "HOMEDIR"));
@@ -791,7 +760,7 @@ static void setcred(void **state)
 	struct mt_conv c;
 	pam_handle_t *pamh;
 
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	mt_conv_init(&c, 0);
 	pamh = mt_start(t, "svc", "alice", &c);
 	assert_int_equal(pam_setcred(pamh, PAM_ESTABLISH_CRED), PAM_SUCCESS);
@@ -819,7 +788,7 @@ static void full_transaction(void **state)
 	size_t n = 0;
 
 	mt_passdb(t, "alice:secret:svc\n");
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	mt_conv_init(&c, 1, "secret");
 	pamh = mt_start(t, "svc", "alice", &c);
 	assert_int_equal(pam_authenticate(pamh, 0), PAM_SUCCESS);
@@ -842,7 +811,7 @@ static void full_transaction(void **state)
 	mt_conv_free(&c);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, mt_setup, mt_teardown)
 
 int main(void)
 {

@@ -24,55 +24,12 @@
 
 #include "modtest.h"
 
-static int setup(void **state)
-{
-	struct mt_env *t = calloc(1, sizeof(*t));
-
-	if (t == NULL) {
-		return -1;
-	}
-	mt_init(t);
-	mt_log_clear();
-	*state = t;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct mt_env *t = *state;
-
-	mt_cleanup(t);
-	free(t);
-	mt_log_clear();
-	return 0;
-}
-
-static void matrix_service(const struct mt_env *t, const char *opts)
-{
-	mt_service(t, "svc",
-		   "auth     required %s/pam_matrix.so passdb=%s %s\n"
-		   "password required %s/pam_matrix.so passdb=%s %s\n",
-		   t->moddir, t->passdb, opts, t->moddir, t->passdb, opts);
-}
-
 /* pam_chauthtok as USER answering OLD, NEW and VERIFY; records in *C. */
 static int change(const struct mt_env *t, const char *user, const char *old,
 		  const char *new1, const char *new2, struct mt_conv *c)
 {
 	mt_conv_init(c, 3, old, new1, new2);
 	return mt_run(t, "svc", user, c, MT_CHAUTHTOK, 0);
-}
-
-static int auth_as(const struct mt_env *t, const char *user,
-		   const char *password)
-{
-	struct mt_conv c;
-	int rv;
-
-	mt_conv_init(&c, 1, password);
-	rv = mt_run(t, "svc", user, &c, MT_AUTH, 0);
-	mt_conv_free(&c);
-	return rv;
 }
 
 static void assert_passdb(const struct mt_env *t, const char *want,
@@ -123,7 +80,7 @@ static void change_success(void **state)
 	mt_passdb(t, "# header\nbob:bobpw:svc\nalice:old:svc\n"
 		     "carol:carolpw:other\n");
 	assert_int_equal(chmod(t->passdb, 0640), 0);
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	assert_int_equal(change(t, "alice", "old", "n3w", "n3w", &c),
 			 PAM_SUCCESS);
 	assert_int_equal(c.nmsgs, 3);
@@ -137,8 +94,8 @@ static void change_success(void **state)
 	assert_int_equal(stat(t->passdb, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0640);
 	assert_no_leftovers(t);
-	assert_int_equal(auth_as(t, "alice", "n3w"), PAM_SUCCESS);
-	assert_int_equal(auth_as(t, "alice", "old"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice", "n3w"), PAM_SUCCESS);
+	assert_int_equal(mt_auth(t, "alice", "old"), PAM_AUTH_ERR);
 	assert_false(mt_log_has("n3w"));
 }
 
@@ -148,7 +105,7 @@ static void change_echo(void **state)
 	struct mt_conv c;
 
 	mt_passdb(t, "alice:old:svc\n");
-	matrix_service(t, "echo");
+	mt_matrix_service(t, "echo");
 	assert_int_equal(change(t, "alice", "old", "x", "x", &c), PAM_SUCCESS);
 	assert_string_equal(mt_msg(&c, 0), "p:Old password: ");
 	assert_string_equal(mt_msg(&c, 1), "p:New Password :");
@@ -163,7 +120,7 @@ static void change_wrong_old(void **state)
 	static const char orig[] = "alice:old:svc\n";
 
 	mt_passdb(t, orig);
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	assert_int_equal(change(t, "alice", "bad", "n", "n", &c),
 			 PAM_AUTH_ERR);
 	/* No update phase after a failed check. */
@@ -182,7 +139,7 @@ static void change_mismatch(void **state)
 	static const char orig[] = "alice:old:svc\n";
 
 	mt_passdb(t, orig);
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	assert_int_equal(change(t, "alice", "old", "one", "two", &c),
 			 PAM_AUTHINFO_UNAVAIL);
 	assert_int_equal(c.nmsgs, 4);
@@ -199,7 +156,7 @@ static void change_no_answer(void **state)
 	static const char orig[] = "alice:old:svc\n";
 
 	mt_passdb(t, orig);
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	/* No old password. */
 	mt_conv_init(&c, 0);
 	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_CHAUTHTOK, 0),
@@ -227,7 +184,7 @@ static void change_unstorable(void **state)
 	char *huge = malloc(9000);
 
 	mt_passdb(t, orig);
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(change(t, "alice", "old", bad[i], bad[i], &c),
 				 PAM_AUTHTOK_ERR);
@@ -251,7 +208,7 @@ static void change_no_passdb(void **state)
 	struct mt_env *t = *state;
 	struct mt_conv c;
 
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	assert_int_equal(change(t, "alice", "old", "n", "n", &c),
 			 PAM_AUTHINFO_UNAVAIL);
 	assert_int_equal(c.nmsgs, 0);
@@ -283,7 +240,7 @@ static void change_keeps_bytes(void **state)
 				   "#tail";
 
 	mt_write(t, "passdb", orig, sizeof(orig) - 1);
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 	assert_int_equal(change(t, "alice", "old", "brand-new", "brand-new",
 				&c),
 			 PAM_SUCCESS);
@@ -295,7 +252,7 @@ static void change_keeps_bytes(void **state)
 	assert_int_equal(change(t, "alice", "old", "", "", &c), PAM_SUCCESS);
 	mt_conv_free(&c);
 	assert_passdb(t, "bob:b:svc\nalice::svc", 20);
-	assert_int_equal(auth_as(t, "alice", ""), PAM_SUCCESS);
+	assert_int_equal(mt_auth(t, "alice", ""), PAM_SUCCESS);
 }
 
 /* Changing through a symlink rewrites the target, keeps the link. */
@@ -408,7 +365,7 @@ static void change_concurrent(void **state)
 	fclose(f);
 	mt_write(t, "passdb", content, len);
 	assert_int_equal(chmod(t->passdb, 0604), 0);
-	matrix_service(t, "");
+	mt_matrix_service(t, "");
 
 	assert_int_equal(pipe(go), 0);
 	for (int i = 0; i < NCONC; i++) {
@@ -462,7 +419,7 @@ static void change_concurrent(void **state)
 	assert_no_leftovers(t);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, mt_setup, mt_teardown)
 
 int main(void)
 {

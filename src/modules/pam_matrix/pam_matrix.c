@@ -56,20 +56,20 @@ struct pm_opts {
 static int pm_parse_opts(pam_handle_t *pamh, int argc, const char **argv,
 			 struct pm_opts *o)
 {
+	bool bad_passdb = false;
+
 	o->passdb = NULL;
 	o->echo = false;
 	o->verbose = false;
 
+	/* All arguments are read even after an error, so that "verbose"
+	 * still reports the failure. */
 	for (int i = 0; i < argc; i++) {
 		const char *v = pwrap_opt_value(argv[i], "passdb");
 
 		if (v != NULL) {
-			if (*v == '\0') {
-				pam_syslog(pamh, LOG_ERR,
-					   "option passdb= needs a path");
-				return PAM_SERVICE_ERR;
-			}
-			o->passdb = v;
+			bad_passdb = *v == '\0';
+			o->passdb = bad_passdb ? NULL : v;
 		} else if (strcmp(argv[i], "echo") == 0) {
 			o->echo = true;
 		} else if (strcmp(argv[i], "verbose") == 0) {
@@ -78,6 +78,10 @@ static int pm_parse_opts(pam_handle_t *pamh, int argc, const char **argv,
 			pam_syslog(pamh, LOG_WARNING,
 				   "unknown option \"%s\" ignored", argv[i]);
 		}
+	}
+	if (bad_passdb) {
+		pam_syslog(pamh, LOG_ERR, "option passdb= needs a path");
+		return PAM_SERVICE_ERR;
 	}
 	if (o->passdb == NULL) {
 		const char *env = getenv("PAM_MATRIX_PASSWD");
@@ -197,11 +201,7 @@ static int pm_authenticate(pam_handle_t *pamh, int flags, int argc,
 	int rv;
 
 	(void)flags;
-	rv = pm_parse_opts(pamh, argc, argv, &o);
-	if (rv != PAM_SUCCESS) {
-		return rv;
-	}
-	rv = pm_get_user(pamh, &user);
+	rv = pm_begin(pamh, argc, argv, &o, &user);
 	if (rv == PAM_SUCCESS) {
 		rv = pm_verify(pamh, &o, user, PM_PROMPT_PASSWORD,
 			       PAM_AUTHTOK);
