@@ -1,0 +1,230 @@
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Shared fixtures of the real-application tests (tests/apps): Debian's
+# sshd, pamtester, python3-pam and stock Linux-PAM modules run under our
+# libpam_wrapper.so, as whatever user runs the suite (nobody in the NOBODY
+# twin).  Every test gets a private work directory below $TMPDIR with a
+# TMPDIR of its own for the wrapped programs; the teardown fails the test if
+# the wrapper left anything there (its runtime directories are removed by a
+# watcher when a wrapped process exits, so we poll for a few seconds).
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+DRIVER = HERE / "pam_driver.py"
+NOBODY_UID = 65534
+NOGROUP_GID = 65534
+
+
+def _need_env(name):
+    value = os.environ.get(name)
+    if not value:
+        pytest.fail(f"{name} is not set: run these tests through ctest "
+                    "(tests/apps/CMakeLists.txt sets it)")
+    return value
+
+
+def cwrap_lib(name):
+    """Path of Debian's libnss_wrapper.so / libuid_wrapper.so."""
+    override = os.environ.get(name.upper().replace(".", "_") + "_PATH")
+    if override:
+        return override
+    multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+    for d in (f"/usr/lib/{multiarch}", "/usr/lib64", "/usr/lib",
+              "/usr/local/lib"):
+        p = Path(d) / name
+        if p.is_file():
+            return str(p)
+    pytest.fail(f"{name} not found: install libnss-wrapper and libuid-wrapper "
+                "(scripts/install-deps.sh)")
+    return None
+
+
+def need_program(path):
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"{path} is missing: run scripts/install-deps.sh")
+    return path
+
+
+def preload(*extra):
+    """LD_PRELOAD for a wrapped program: sanitizer runtimes (if any) first,
+    then the other cwrap libraries, then our libpam_wrapper.so."""
+    ours = _need_env("PWRAP_LIB")
+    parts = [p for p in _need_env("PWRAP_PRELOAD").split(":")
+             if p and p != ours]
+    return ":".join(parts + list(extra) + [ours])
+
+
+def wait_until(predicate, timeout=10.0, step=0.05):
+    """Polls predicate() until it is true or timeout seconds passed."""
+    end = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > end:
+            return value
+        time.sleep(step)
+
+
+class Work:
+    """A private directory for one test.
+
+    path      the directory (0755, so a dropped-privilege server can enter)
+    tmp       TMPDIR of every wrapped program (1777), checked at teardown
+    services  PAM_WRAPPER_SERVICE_DIR
+    """
+
+    def __init__(self):
+        self.path = Path(tempfile.mkdtemp(prefix="pwrap-apps-"))
+        self.path.chmod(0o755)
+        self.tmp = self.mkdir("tmp", 0o1777)
+        self.services = self.mkdir("services")
+
+    def mkdir(self, name, mode=0o755):
+        p = self.path / name
+        p.mkdir()
+        p.chmod(mode)
+        return p
+
+    def file(self, name, text, mode=0o644):
+        p = self.path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+        p.chmod(mode)
+        return p
+
+    def service(self, name, *lines):
+        """Writes the service file name (one stack line per argument)."""
+        return self.file(f"services/{name}",
+                         "".join(line + "\n" for line in lines))
+
+    def passdb(self, *entries, name="passdb"):
+        """A pam_matrix passdb of (user, password, service) entries."""
+        return self.file(name, "".join(":".join(e) + "\n" for e in entries))
+
+    def env(self, **extra):
+        """Environment of a program wrapped with pam_wrapper only."""
+        env = dict(os.environ)
+        env.pop("LD_PRELOAD", None)
+        env.update(LD_PRELOAD=preload(), PAM_WRAPPER="1",
+                   PAM_WRAPPER_SERVICE_DIR=str(self.services),
+                   TMPDIR=str(self.tmp), HOME=str(self.path))
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def leftovers(self):
+        return sorted(os.listdir(self.tmp))
+
+    def remove(self):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+@pytest.fixture
+def work():
+    """A Work directory; fails the test if the wrapped programs left files
+    in their TMPDIR."""
+    w = Work()
+    try:
+        yield w
+        left = wait_until(lambda: not w.leftovers(), timeout=10)
+        assert left, f"left in TMPDIR: {w.leftovers()}"
+    finally:
+        w.remove()
+
+
+def run(argv, env, stdin_text=None, timeout=30):
+    """Runs argv to completion (bounded) and returns the CompletedProcess."""
+    return subprocess.run(argv, env=env, input=stdin_text,
+                          stdin=None if stdin_text is not None
+                          else subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def run_driver(work, script, env=None, timeout=30):
+    """Runs pam_driver.py (python3-pam) wrapped; returns its JSON result.
+
+    script: the driver's JSON description (see pam_driver.py)."""
+    import json
+    res = run([sys.executable, str(DRIVER)], env or work.env(),
+              stdin_text=json.dumps(script), timeout=timeout)
+    assert res.returncode == 0, f"driver failed:\n{res.stdout}\n{res.stderr}"
+    out = json.loads(res.stdout)
+    out["stderr"] = res.stderr
+    return out
+
+
+# --- process accounting for servers -------------------------------------
+
+PR_SET_CHILD_SUBREAPER = 36
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def set_subreaper(on):
+    """Makes this process adopt its orphaned descendants (sshd's per-
+    connection processes, the wrapper's watchers), so the test can prove
+    that none of them outlives the server."""
+    if _libc.prctl(PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+
+
+def _proc_stat(pid):
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii",
+                  errors="replace") as f:
+            data = f.read()
+    except OSError:
+        return None
+    # comm may contain spaces and parentheses: split after the last ')'.
+    rest = data[data.rindex(")") + 2:].split()
+    return rest[0], int(rest[1])  # state, ppid
+
+
+def descendants(root=None):
+    """{pid: (state, ppid)} of every live descendant of root (default: us)."""
+    root = os.getpid() if root is None else root
+    table = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            st = _proc_stat(int(name))
+            if st is not None:
+                table[int(name)] = st
+    found = {}
+    frontier = [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, (state, ppid) in table.items():
+            if ppid == parent and pid not in found:
+                found[pid] = (state, ppid)
+                frontier.append(pid)
+    return found
+
+
+def reap_zombies():
+    """Collects our adopted children that exited (never a live one)."""
+    for pid, (state, ppid) in descendants().items():
+        if ppid == os.getpid() and state == "Z":
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
+def live_descendants():
+    reap_zombies()
+    return {p: s for p, s in descendants().items() if s[0] != "Z"}
+
+
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "?"
