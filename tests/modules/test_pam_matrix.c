@@ -463,6 +463,12 @@ static void passdb_odd_files(void **state)
 	mt_passdb(t, "alice::");
 	assert_int_equal(mt_auth(t, "alice", ""), PAM_SUCCESS);
 	assert_int_equal(mt_auth(t, "alice", "x"), PAM_AUTH_ERR);
+	/* Leading blanks belong to the user name. */
+	mt_passdb(t, " alice:secret:svc\n\talice:tab:svc\n");
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, " alice", "secret"), PAM_SUCCESS);
+	assert_int_equal(mt_auth(t, "\talice", "tab"), PAM_SUCCESS);
+	assert_false(mt_log_has("line skipped"));
 	/* Only comments and junk. */
 	mt_passdb(t, "#\n\n:\n::\n\r\n");
 	assert_int_equal(mt_auth(t, "alice", ""), PAM_AUTH_ERR);
@@ -563,7 +569,7 @@ static void random_line(FILE *f)
 
 	switch (rand() % 20) {
 	case 0:
-		fputs(rand() % 2 ? "" : " \t ", f);
+		fputs(rand() % 3 ? (rand() % 2 ? "" : " \t ") : "\r", f);
 		break;
 	case 1:
 		fprintf(f, "u%d:crlf:svc\r", user);
@@ -583,7 +589,7 @@ static void random_line(FILE *f)
 		fprintf(f, "#u%d:comment:svc", user);
 		break;
 	case 6:
-		fputs(":nouser:svc", f);
+		fputs(rand() % 2 ? ":nouser:svc" : " :blank-user:svc", f);
 		break;
 	case 7:
 		if (rand() % 4 == 0) {

@@ -279,28 +279,11 @@ static unsigned pm_popcount64(uint64_t x)
 	return (unsigned)((x * 0x0101010101010101ULL) >> 56);
 }
 
-/* Logs why a line that failed the quick test in pm_line_done is skipped;
- * comments are skipped silently. */
-static void pm_line_bad(pam_handle_t *pamh, const struct pm_passdb *db,
-			const struct pm_line *l, unsigned long lineno)
-{
-	const char *why;
-
-	if (l->end > l->start && db->data[l->start] == '#') {
-		return;
-	}
-	why = pm_check(db->data, l);
-	if (why != NULL) {
-		pam_syslog(pamh, LOG_WARNING, "%s:%lu: %s, line skipped",
-			   db->path, lineno, why);
-	}
-}
-
 /*
  * Handles one finished line: tells whether it is USER's (USER has no ':',
- * so a valid line starting "USER:" is USER's).  The quick test accepts
- * exactly the lines pm_check accepts, minus comments; anything else goes
- * the slow way to be classified and logged.
+ * so a valid line starting "USER:" is USER's).  Almost every line passes
+ * the quick test; the others are comments, or are classified by pm_check
+ * and logged.
  */
 static inline __attribute__((always_inline)) bool
 pm_line_done(pam_handle_t *pamh, const struct pm_passdb *db,
@@ -312,10 +295,19 @@ pm_line_done(pam_handle_t *pamh, const struct pm_passdb *db,
 	const char *c2;
 
 	if (len == 0 || len > PM_LINE_MAX || l->ncolon != 2 || l->nul ||
-	    p[0] == '#' || p[0] == ':' || p[0] == ' ' || p[0] == '\t' ||
-	    p[0] == '\r' || p[len - 1] == '\r') {
-		pm_line_bad(pamh, db, l, lineno);
-		return false;
+	    p[0] == '#' || p[0] == ':' || p[len - 1] == '\r') {
+		const char *why;
+
+		if (len > 0 && p[0] == '#') {
+			return false; /* comment */
+		}
+		why = pm_check(db->data, l);
+		if (why != NULL) {
+			pam_syslog(pamh, LOG_WARNING,
+				   "%s:%lu: %s, line skipped", db->path,
+				   lineno, why);
+			return false;
+		}
 	}
 	/* Last byte of the name first: cheap, and it is where numbered
 	 * test users differ. */
@@ -360,6 +352,7 @@ bool pm_passdb_find(pam_handle_t *pamh, const struct pm_passdb *db,
 			memset(tail, 'x', sizeof(tail));
 			memcpy(tail, base + blk, size - blk);
 			pm_block_masks(tail, &m);
+			explicit_bzero(tail, sizeof(tail)); /* may hold a password */
 		}
 		for (nl = m.nl; nl != 0; nl &= nl - 1) {
 			unsigned bit = (unsigned)__builtin_ctzll(nl);
