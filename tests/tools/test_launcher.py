@@ -150,18 +150,26 @@ def test_keep(tenv):
     assert sorted(os.listdir(os.path.join(tenv.tmpdir, kept[0]))) == ["passdb", "svc"]
 
 
-def test_cleanup_when_the_launcher_is_terminated(tenv):
+def wait_for(path, proc, timeout=30):
+    """Wait until the wrapped command has written path (it is ready)."""
+    deadline = time.time() + timeout
+    while not os.path.exists(path):
+        assert proc.poll() is None, "the command ended early"
+        assert time.time() < deadline, "the command never got ready"
+        time.sleep(0.02)
+
+
+def test_cleanup_when_the_launcher_is_terminated(tenv, workdir):
     # SIGTERM to the launcher goes on to the command; the directory still goes.
-    p = subprocess.Popen([LAUNCHER, "-u", "bob:secret:svc", SH, "-c", "sleep 30"],
-                         env=tenv.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    mark = os.path.join(workdir, "ready")
+    p = subprocess.Popen([LAUNCHER, "-u", "bob:secret:svc", SH, "-c",
+                          f"echo > {mark}; exec sleep 30"],
+                         env=tenv.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.time() + 20
-        while not tenv.leftovers() and time.time() < deadline:
-            time.sleep(0.05)
-        assert tenv.leftovers(), "private directory never appeared"
-        time.sleep(0.2)  # let the child start sleeping
+        wait_for(mark, p)
+        assert [d for d in tenv.leftovers() if d.startswith("pwrap_launch.")]
         p.send_signal(signal.SIGTERM)
-        rc = p.wait(timeout=20)
+        rc = p.wait(timeout=30)
     finally:
         if p.poll() is None:
             p.kill()
@@ -170,26 +178,23 @@ def test_cleanup_when_the_launcher_is_terminated(tenv):
     assert tenv.leftovers() == []
 
 
-def test_sigint_is_forwarded(tenv):
+def test_sigint_is_forwarded_once(tenv, workdir):
+    mark = os.path.join(workdir, "ready")
     p = subprocess.Popen([LAUNCHER, "-u", "bob:secret:svc", SH, "-c",
-                          "sleep 30 >/dev/null 2>&1 & "
-                          "trap 'echo got-int; kill $!; exit 5' INT; wait"],
+                          "trap 'echo got-int; kill $!; exit 5' INT; "
+                          f"sleep 30 >/dev/null 2>&1 & echo > {mark}; wait"],
                          env=tenv.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     try:
-        deadline = time.time() + 20
-        while not tenv.leftovers() and time.time() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.3)
+        wait_for(mark, p)
         p.send_signal(signal.SIGINT)
-        out, _ = p.communicate(timeout=20)
+        out, _ = p.communicate(timeout=30)
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
     assert p.returncode == 5
     assert out.count("got-int") == 1
-    # sleep may outlive sh for a moment; only our directory matters.
     assert [d for d in tenv.leftovers() if d.startswith("pwrap_launch.")] == []
 
 

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "names.h"
+#include "pwrap_tool.h"
 #include "scenario.h"
 
 #include <ctype.h>
@@ -348,18 +349,16 @@ static int parse_service(struct scenario *sc, struct cur *c)
 
 	if (name == NULL)
 		return -1;
-	if (expect_end(c) != 0 || name[0] == '\0' || strchr(name, '/') != NULL ||
-	    strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
-		if (*c->p == '\0')
-			perr(c, "invalid service name \"%s\"", name);
-		free(name);
-		return -1;
+	if (expect_end(c) != 0)
+		goto fail;
+	if (!pwrap_valid_service_name(name)) {
+		perr(c, "invalid service name \"%s\"", name);
+		goto fail;
 	}
 	for (size_t i = 0; i < sc->nsvcs; i++) {
 		if (strcmp(sc->svcs[i].name, name) == 0) {
 			perr(c, "service \"%s\" already declared at line %d", name, sc->svcs[i].line);
-			free(name);
-			return -1;
+			goto fail;
 		}
 	}
 	sc->svcs = xrealloc(sc->svcs, sc->nsvcs + 1, sizeof(*sc->svcs));
@@ -368,6 +367,9 @@ static int parse_service(struct scenario *sc, struct cur *c)
 	sc->svcs[sc->nsvcs].line = c->line;
 	sc->nsvcs++;
 	return 0;
+fail:
+	free(name);
+	return -1;
 }
 
 static int parse_service_dir(struct scenario *sc, struct cur *c)
@@ -816,7 +818,7 @@ int scenario_parse(const char *path, struct scenario *sc)
 	int nerr = 0;
 	struct cur c = {.file = path, .line = 0, .nerr = &nerr};
 	struct service *block = NULL; /* service whose indented lines we read */
-	struct sbuf_lite { char *s; size_t n; } text = {0};
+	struct sbuf text = {0};       /* those lines so far */
 
 	memset(sc, 0, sizeof(*sc));
 	sc->path = xstrdup(path);
@@ -846,29 +848,27 @@ int scenario_parse(const char *path, struct scenario *sc)
 			continue;
 		int indented = line[0] == ' ' || line[0] == '\t';
 		if (indented && block != NULL) {
-			struct cur vc = c;
-			check_vars(&vc, c.p);
-			size_t add = strlen(c.p) + 1;
-			text.s = xrealloc(text.s, text.n + add + 1, 1);
-			memcpy(text.s + text.n, c.p, add - 1);
-			text.n += add;
-			text.s[text.n - 1] = '\n';
-			text.s[text.n] = '\0';
+			check_vars(&c, c.p);
+			sb_add(&text, c.p);
+			sb_add(&text, "\n");
 			continue;
 		}
 		if (block != NULL) {
+			if (text.failed) {
+				perror("pamtest");
+				exit(2);
+			}
 			block->text = text.s;
-			text.s = NULL;
-			text.n = 0;
+			memset(&text, 0, sizeof(text));
 			block = NULL;
 		}
 		size_t before = sc->nsvcs;
 		if (parse_directive(sc, &c) == 0 && sc->nsvcs > before)
 			block = &sc->svcs[sc->nsvcs - 1];
 	}
-	if (block != NULL) {
+	if (block != NULL && !text.failed) {
 		block->text = text.s;
-		text.s = NULL;
+		memset(&text, 0, sizeof(text));
 	}
 	if (ferror(f)) {
 		fprintf(stderr, "%s: read error: %s\n", path, strerror(errno));
@@ -876,7 +876,7 @@ int scenario_parse(const char *path, struct scenario *sc)
 	}
 	fclose(f);
 	free(line);
-	free(text.s);
+	sb_free(&text);
 	if (nerr == 0)
 		check_scenario(sc, &c);
 	if (nerr != 0) {

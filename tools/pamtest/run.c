@@ -121,6 +121,9 @@ static char *show_match(const struct scenario *sc, const struct match *m)
 
 	if (!m->is_regex)
 		return show(sc, m->text);
+	for (size_t i = 0; i < sc->nsecrets; i++)
+		if (strstr(m->text, sc->secrets[i]) != NULL)
+			return strdup("(hidden)");
 	if (asprintf(&s, "/%s/", m->text) < 0)
 		return NULL;
 	return s;
