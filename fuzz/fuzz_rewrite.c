@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libFuzzer target: the service-file rewriter (src/wrapper/pwrap_conf.c,
+ * pwrap_rewrite_service()).  The whole input is a service file.  It is
+ * rewritten twice: with callbacks that behave like the wrapper's (include
+ * targets become paths below a private directory, some bare module names
+ * become absolute paths, the choice depending on a hash of the name) and
+ * with no callbacks at all.  For both results we check what libpam relies
+ * on: the call succeeds, the output is one NUL-terminated string of exactly
+ * out_len bytes (no NUL inside), every line ends in '\n', no line is blank
+ * and no comment survives (our replacements contain no '#').
+ *
+ * With PWRAP_FUZZ_STRICT=1 in the environment the rewriter must also be a
+ * fixpoint of itself: rewriting its own output without callbacks gives the
+ * same lines, up to blanks at their ends (a second reading finds the same
+ * logical lines).  That is a semantic check rather than a memory-safety one,
+ * hence opt-in.
+ *
+ * The input buffer libFuzzer hands us is exactly `size` bytes long, so
+ * AddressSanitizer catches any read past it.  Memory: the callbacks return
+ * malloc'd strings that the rewriter frees; *out is ours to free.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pwrap_private.h"
+
+static int strict;
+
+/* FNV-1a, only to make the callbacks' choices depend on the token. */
+static uint32_t hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s != '\0'; s++) {
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	}
+	return h;
+}
+
+static void check_token(const char *tok)
+{
+	/* A token handed to a callback is one non-empty word. */
+	if (tok == NULL || tok[0] == '\0' || strpbrk(tok, " \t\n") != NULL) {
+		fprintf(stderr, "callback got a bad token\n");
+		abort();
+	}
+}
+
+static char *cb_include(void *ctx, const char *target, const char *src,
+			unsigned line)
+{
+	char *r = NULL;
+
+	(void)ctx;
+	(void)src;
+	(void)line;
+	check_token(target);
+	if (asprintf(&r, "/tmp/pam_wrapper.XXXXXX/conf/.inc/%s", target) < 0) {
+		return NULL;
+	}
+	return r;
+}
+
+static char *cb_module(void *ctx, const char *module, const char *src,
+		       unsigned line)
+{
+	char *r = NULL;
+
+	(void)ctx;
+	(void)src;
+	(void)line;
+	check_token(module);
+	if (strchr(module, '/') != NULL || (hash(module) & 1) != 0) {
+		return NULL;	/* keep it as written */
+	}
+	if (asprintf(&r, "/build/lib/pam_wrapper/%s", module) < 0) {
+		return NULL;
+	}
+	return r;
+}
+
+/* Copies s with the blanks before each '\n' removed (malloc'd). */
+static char *trim_line_ends(const char *s, size_t n, size_t *out_n)
+{
+	char *r = malloc(n + 1);
+	size_t k = 0;
+
+	if (r == NULL) {
+		abort();
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\n') {
+			while (k > 0 && (r[k - 1] == ' ' || r[k - 1] == '\t' ||
+					 r[k - 1] == '\r' || r[k - 1] == '\v' ||
+					 r[k - 1] == '\f')) {
+				k--;
+			}
+		}
+		r[k++] = s[i];
+	}
+	r[k] = '\0';
+	*out_n = k;
+	return r;
+}
+
+static void fail(const char *why, const char *out, size_t out_len)
+{
+	fprintf(stderr, "fuzz_rewrite: %s (output %zu bytes)\n", why, out_len);
+	if (out != NULL) {
+		fwrite(out, 1, out_len, stderr);
+		fputc('\n', stderr);
+	}
+	abort();
+}
+
+static void check_output(int rc, const char *out, size_t out_len)
+{
+	if (rc != 0 || out == NULL) {
+		fail("rewrite failed", NULL, 0);
+	}
+	if (out[out_len] != '\0' || strlen(out) != out_len) {
+		fail("output has a NUL byte or a wrong length", out, out_len);
+	}
+	if (out_len > 0 && out[out_len - 1] != '\n') {
+		fail("last output line does not end in a newline", out, out_len);
+	}
+	if (out[0] == '\n' || strstr(out, "\n\n") != NULL) {
+		fail("output has an empty line", out, out_len);
+	}
+	if (strchr(out, '#') != NULL) {
+		fail("a comment survived", out, out_len);
+	}
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *s = getenv("PWRAP_FUZZ_STRICT");
+
+	(void)argc;
+	(void)argv;
+	strict = s != NULL && s[0] == '1';
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const struct pwrap_rewrite_ops with_cbs = {
+		.include_target = cb_include,
+		.module_path = cb_module,
+		.ctx = NULL,
+	};
+	const struct pwrap_rewrite_ops no_cbs = { NULL, NULL, NULL };
+	char *out = NULL;
+	char *plain = NULL;
+	char *again = NULL;
+	size_t out_len = 0, plain_len = 0, again_len = 0;
+	int rc;
+
+	rc = pwrap_rewrite_service((const char *)data, size, "fuzz", &with_cbs,
+				   &out, &out_len);
+	check_output(rc, out, out_len);
+
+	rc = pwrap_rewrite_service((const char *)data, size, "fuzz", &no_cbs,
+				   &plain, &plain_len);
+	check_output(rc, plain, plain_len);
+
+	if (strict) {
+		rc = pwrap_rewrite_service(plain, plain_len, "fuzz", &no_cbs,
+					   &again, &again_len);
+		size_t a_n, p_n;
+		char *a, *p;
+
+		check_output(rc, again, again_len);
+		a = trim_line_ends(again, again_len, &a_n);
+		p = trim_line_ends(plain, plain_len, &p_n);
+		if (a_n != p_n || memcmp(a, p, p_n) != 0) {
+			fprintf(stderr, "first pass:\n");
+			fwrite(plain, 1, plain_len, stderr);
+			fail("rewriting the output changes it", again,
+			     again_len);
+		}
+		free(a);
+		free(p);
+	}
+
+	free(out);
+	free(plain);
+	free(again);
+	return 0;
+}
