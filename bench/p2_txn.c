@@ -4,8 +4,11 @@
  *   pam_start + pam_authenticate [+ pam_acct_mgmt] + pam_end
  * for one user, answering every prompt with the given password, and prints
  *   tx=<n> secs=<wall> tx_per_s=<n/wall> tx_us=<mean> auth_us=<mean>
- * (auth_us: mean time inside pam_authenticate alone).
+ *   usr_us=<mean> sys_us=<mean>
+ * (auth_us: mean wall time inside pam_authenticate alone; usr_us/sys_us:
+ * user and kernel CPU time of the loop per transaction).
  *
+ * -n 0 exits at once: a PAM-linked process that runs no transaction.
  * -c DIR uses pam_start_confdir(DIR) (the "bare" Linux-PAM variant, run
  * without any preload); otherwise pam_start, which a preloaded wrapper
  * redirects.  -t SECS runs for that long instead of -n N.  -b FD blocks
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,7 +83,8 @@ int main(int argc, char **argv)
 	bool acct = true;
 	int barrier = -1;
 	struct pam_conv pc = { conv, NULL };
-	double t0, t1, auth = 0;
+	double t0, t1, auth = 0, u0, s0;
+	struct rusage ru;
 	long done = 0;
 	int opt;
 
@@ -93,8 +98,11 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	if (argc - optind != 3 || n < 1) {
+	if (argc - optind != 3 || n < 0) {
 		usage();
+	}
+	if (n == 0 && secs <= 0) {
+		return 0; /* -n 0: only the process start and exit (P1b) */
 	}
 	g_password = argv[optind + 2];
 	if (barrier >= 0) {
@@ -108,6 +116,9 @@ int main(int argc, char **argv)
 		}
 		close(barrier);
 	}
+	getrusage(RUSAGE_SELF, &ru);
+	u0 = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+	s0 = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	t0 = now();
 	for (;;) {
 		pam_handle_t *h = NULL;
@@ -148,8 +159,14 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	printf("tx=%ld secs=%.6f tx_per_s=%.1f tx_us=%.3f auth_us=%.3f\n",
+	getrusage(RUSAGE_SELF, &ru);
+	printf("tx=%ld secs=%.6f tx_per_s=%.1f tx_us=%.3f auth_us=%.3f "
+	       "usr_us=%.3f sys_us=%.3f\n",
 	       done, t1 - t0, (double)done / (t1 - t0),
-	       (t1 - t0) * 1e6 / (double)done, auth * 1e6 / (double)done);
+	       (t1 - t0) * 1e6 / (double)done, auth * 1e6 / (double)done,
+	       ((double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 -
+		u0) * 1e6 / (double)done,
+	       ((double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6 -
+		s0) * 1e6 / (double)done);
 	return 0;
 }
