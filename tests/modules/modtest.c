@@ -26,6 +26,12 @@ void mt_init(struct mt_env *t)
 	int n;
 
 	memset(t, 0, sizeof(*t));
+	/* Checked first: a failed setup gets no teardown to remove the
+	 * directory. */
+	t->moddir = getenv("PWRAP_MODULE_DIR");
+	if (t->moddir == NULL) {
+		fail_msg("PWRAP_MODULE_DIR is not set (run through ctest)");
+	}
 	if (tmp == NULL || *tmp == '\0') {
 		tmp = "/tmp";
 	}
@@ -33,10 +39,6 @@ void mt_init(struct mt_env *t)
 	assert_true(n > 0 && (size_t)n < sizeof(t->dir));
 	assert_non_null(mkdtemp(t->dir));
 	mt_path(t, "passdb", t->passdb);
-	t->moddir = getenv("PWRAP_MODULE_DIR");
-	if (t->moddir == NULL) {
-		fail_msg("PWRAP_MODULE_DIR is not set (run through ctest)");
-	}
 }
 
 void mt_cleanup(struct mt_env *t)
@@ -258,15 +260,21 @@ static int mt_conv_fn(int num_msg, const struct pam_message **msg,
 	return PAM_SUCCESS;
 }
 
+int mt_start_raw(const struct mt_env *t, const char *service,
+		 const char *user, struct mt_conv *c, pam_handle_t **pamh)
+{
+	c->pc.conv = mt_conv_fn;
+	c->pc.appdata_ptr = c;
+	*pamh = NULL;
+	return pam_start_confdir(service, user, &c->pc, t->dir, pamh);
+}
+
 pam_handle_t *mt_start(const struct mt_env *t, const char *service,
 		       const char *user, struct mt_conv *c)
 {
 	pam_handle_t *pamh = NULL;
 
-	c->pc.conv = mt_conv_fn;
-	c->pc.appdata_ptr = c;
-	assert_int_equal(pam_start_confdir(service, user, &c->pc, t->dir,
-					   &pamh),
+	assert_int_equal(mt_start_raw(t, service, user, c, &pamh),
 			 PAM_SUCCESS);
 	return pamh;
 }

@@ -79,6 +79,11 @@ const char *mt_msg(const struct mt_conv *c, size_t i);
 pam_handle_t *mt_start(const struct mt_env *t, const char *service,
 		       const char *user, struct mt_conv *c);
 
+/* The same without assertions (for forked children): pam_start_confdir's
+ * result. */
+int mt_start_raw(const struct mt_env *t, const char *service,
+		 const char *user, struct mt_conv *c, pam_handle_t **pamh);
+
 enum mt_op { MT_AUTH, MT_SETCRED, MT_ACCT, MT_OPEN, MT_CLOSE, MT_CHAUTHTOK };
 
 /* Runs one PAM call of OP with FLAGS on PAMH and returns its result. */
