@@ -17,6 +17,7 @@ import glob
 import os
 import platform
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -520,6 +521,15 @@ class Bench:
 
     def p4(self):
         n = 20 if self.a.smoke else self.a.p4_n
+        # each of our wrapped processes has a watcher: 2 n processes of
+        # this uid at once (root is not limited by RLIMIT_NPROC)
+        soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+        if os.geteuid() != 0 and soft != resource.RLIM_INFINITY and \
+                soft < 2 * n + 200:
+            want = hard if hard == resource.RLIM_INFINITY else \
+                min(hard, 2 * n + 200)
+            resource.setrlimit(resource.RLIMIT_NPROC, (want, hard))
+            self.log(f"P4: RLIMIT_NPROC raised from {soft} to {want}")
         passdb = self.small_passdb()
         ours_tmp = os.path.join(self.work, "p4tmp")
         os.makedirs(ours_tmp)
