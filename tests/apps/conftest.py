@@ -8,6 +8,7 @@
 # the wrapper left anything there (its runtime directories are removed by a
 # watcher when a wrapped process exits, so we poll for a few seconds).
 import ctypes
+import ctypes.util
 import os
 import shutil
 import subprocess
@@ -61,6 +62,13 @@ def preload(*extra):
     ours = _need_env("PWRAP_LIB")
     parts = [p for p in _need_env("PWRAP_PRELOAD").split(":")
              if p and p != ours]
+    if parts:
+        # Sanitizer build: ASan intercepts crypt_r and resolves the real
+        # one at start-up; pam_unix dlopens libcrypt later, so without
+        # this the interceptor calls NULL inside pam_unix.
+        crypt = ctypes.util.find_library("crypt")
+        if crypt:
+            parts.append(crypt)
     return ":".join(parts + list(extra) + [ours])
 
 

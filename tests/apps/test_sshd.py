@@ -170,6 +170,11 @@ LogLevel VERBOSE
         except FileNotFoundError:
             return ""
 
+    def wait_log(self, text, timeout=15):
+        """True once text is in sshd's log (sshd may log a failure after
+        the client already gave up)."""
+        return wait_until(lambda: text in self.log_text(), timeout=timeout)
+
     def stop(self):
         if self.proc is None or self.proc.poll() is not None:
             return
@@ -286,7 +291,7 @@ def test_password_login(sshd, client):
     # so through sshd.
     assert prompts == ["alice@127.0.0.1's password: "]
     assert "Authentication succeeded" in res.stderr
-    assert "Accepted password for alice from 127.0.0.1" in sshd.log_text()
+    assert sshd.wait_log("Accepted password for alice from 127.0.0.1")
 
 
 def test_keyboard_interactive_login(sshd, client):
@@ -298,8 +303,8 @@ def test_keyboard_interactive_login(sshd, client):
     assert values["home"] == str(sshd.home)
     # The prompt is pam_matrix's, relayed by sshd's PAM conversation.
     assert len(prompts) == 1 and prompts[0].endswith("Password: "), prompts
-    assert ("Accepted keyboard-interactive/pam for alice from 127.0.0.1"
-            in sshd.log_text())
+    assert sshd.wait_log(
+        "Accepted keyboard-interactive/pam for alice from 127.0.0.1")
 
 
 @pytest.mark.parametrize("method", ["password", "keyboard-interactive"])
@@ -309,17 +314,17 @@ def test_wrong_password_fails(sshd, client, method):
     assert "ok" not in res.stdout.splitlines()
     assert "Permission denied" in res.stderr
     assert len(prompts) == 1
-    log = sshd.log_text()
     label = "password" if method == "password" else "keyboard-interactive/pam"
-    assert f"Failed {label} for alice from 127.0.0.1" in log
-    assert "Accepted" not in log
+    assert sshd.wait_log(f"Failed {label} for alice from 127.0.0.1"), \
+        sshd.log_text()
+    assert "Accepted" not in sshd.log_text()
 
 
 def test_unknown_user_fails(sshd, client):
     # mallory is neither in nss_wrapper's passwd nor in the passdb.
     res, _ = client.login("password", PASSWORD, user="mallory")
     assert res.returncode == 255
-    assert "Invalid user mallory" in sshd.log_text()
+    assert sshd.wait_log("Invalid user mallory"), sshd.log_text()
 
 
 def test_password_change_in_passdb_is_seen(sshd, client):
