@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Run by pam_exec (expose_authtok): PAM_USER, PAM_SERVICE and PAM_TYPE are
 # in the environment, the token arrives on stdin, stdout goes to the
 # application (pam_exec option "stdout").  Accepts "opensesame".
