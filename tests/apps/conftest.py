@@ -9,6 +9,7 @@
 # watcher when a wrapped process exits, so we poll for a few seconds).
 import ctypes
 import ctypes.util
+import json
 import os
 import shutil
 import subprocess
@@ -160,7 +161,6 @@ def run_driver(work, script, env=None, timeout=30):
     """Runs pam_driver.py (python3-pam) wrapped; returns its JSON result.
 
     script: the driver's JSON description (see pam_driver.py)."""
-    import json
     res = run([sys.executable, str(DRIVER)], env or work.env(),
               stdin_text=json.dumps(script), timeout=timeout)
     assert res.returncode == 0, f"driver failed:\n{res.stdout}\n{res.stderr}"

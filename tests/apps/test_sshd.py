@@ -24,12 +24,9 @@
 # orphaned; after stopping sshd none of them may remain, the config path
 # may match no process, and the wrapper's TMPDIR must be empty.
 import os
-import re
-import shutil
 import signal
 import socket
 import subprocess
-import time
 
 import pytest
 
@@ -330,7 +327,7 @@ def test_unknown_user_fails(sshd, client):
 def test_password_change_in_passdb_is_seen(sshd, client):
     # The server reads the passdb at each login: the pam_matrix service
     # file, not /etc/pam.d/sshd, decides.
-    sshd.passdb.write_text(f"alice:other pass:sshd\n")
+    sshd.passdb.write_text("alice:other pass:sshd\n")
     res, _ = client.login("password", PASSWORD)
     assert res.returncode == 255
     res, _ = client.login("password", "other pass")
