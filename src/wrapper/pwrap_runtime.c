@@ -666,8 +666,13 @@ static void module_dirs_init(void)
 	}
 }
 
-/* Makes sure the runtime directory exists; called with rt.lock held. */
-static int runtime_ensure(const char *svcdir)
+/*
+ * Makes sure the runtime directory exists; called with rt.lock held.
+ * Without `thorough` an existing directory is trusted (the hot path of
+ * pam_start: a stat of every file in it follows anyway, and a failure there
+ * brings us back here with `thorough`).
+ */
+static int runtime_ensure(const char *svcdir, bool thorough)
 {
 	const char *keep = getenv("PAM_WRAPPER_KEEP_DIR");
 	char *tmpl = NULL;
@@ -675,7 +680,7 @@ static int runtime_ensure(const char *svcdir)
 	int rc = -1;
 
 	pthread_once(&atfork_once, atfork_register);
-	if (runtime_valid()) {
+	if (rt.top != NULL && (!thorough || runtime_valid())) {
 		return 0;
 	}
 	runtime_forget();
@@ -761,125 +766,120 @@ void pwrap_runtime_now(void)
 		svcdir = NULL;
 	}
 	rt_lock();
-	runtime_ensure(svcdir);
+	runtime_ensure(svcdir, true);
 	rt_unlock();
 }
 
 /* ---- source lookup and rewriting ---------------------------------------- */
 
-/*
- * Finds the file libpam should see for `name` (a file name without '/'):
- * a test's own file in services/ wins; otherwise services/ is synced from
- * svcdir.  Returns a malloc'd path and its signature, or NULL if none.
- */
-static char *source_for(const char *svcdir, const char *name,
-			struct pwrap_sig *sig)
+/* Path buffers of the hot path live on the stack: pam_start stays free of
+ * allocations when nothing changed. */
+typedef char pwrap_path[PATH_MAX];
+
+static bool pjoin(pwrap_path out, const char *a, const char *b)
 {
-	struct pwrap_copy *c = copy_find(name);
-	struct pwrap_sig rsig, ssig;
-	char *rpath = join(rt.svc, name);
-	char *spath = join(svcdir, name);
-	bool have_r, have_s;
+	int n = snprintf(out, sizeof(pwrap_path), "%s/%s", a, b);
 
-	if (rpath == NULL || spath == NULL) {
-		goto none;
-	}
-	have_r = sig_of(rpath, &rsig);
-	if (have_r && (c == NULL || !sig_eq(&rsig, &c->copy))) {
-		goto use_r;	/* written or edited by the test */
-	}
-	have_s = sig_of(spath, &ssig);
-	if (have_s) {
-		if (!have_r || c == NULL || !sig_eq(&ssig, &c->src)) {
-			if (copy_in(spath, name, &ssig) != 0 ||
-			    !sig_of(rpath, &rsig)) {
-				goto none;
-			}
-		}
-		goto use_r;
-	}
-	if (have_r) {
-		unlink(rpath);	/* our copy of a file that is gone */
-	}
-	copy_drop(name);
-none:
-	free(rpath);
-	free(spath);
-	return NULL;
-use_r:
-	*sig = rsig;
-	free(spath);
-	return rpath;
-}
-
-/* Source of an include target: absolute as written, relative inside the
- * runtime/service dirs (never /etc/pam.d). */
-static char *include_source(const char *svcdir, const char *target,
-			    struct pwrap_sig *sig)
-{
-	char *p;
-
-	if (target[0] == '/') {
-		p = strdup(target);
-	} else if (name_is_plain(target)) {
-		return source_for(svcdir, target, sig);
-	} else {
-		p = join(rt.svc, target);
-		if (p != NULL && !sig_of(p, sig)) {
-			free(p);
-			p = join(svcdir, target);
-		}
-	}
-	if (p != NULL && !sig_of(p, sig)) {
-		free(p);
-		p = NULL;
-	}
-	return p;
-}
-
-static char *include_gpath(const char *target)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t n = strlen(target);
-	char *esc = malloc(n * 3 + 1);
-	char *g = NULL;
-	size_t i, j = 0;
-
-	if (esc == NULL) {
-		return NULL;
-	}
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)target[i];
-
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-		    (c == '.' && i > 0)) {
-			esc[j++] = (char)c;
-		} else {
-			esc[j++] = '%';
-			esc[j++] = hex[c >> 4];
-			esc[j++] = hex[c & 15];
-		}
-	}
-	esc[j] = '\0';
-	if (asprintf(&g, "%s/.inc/%s", rt.conf, esc) < 0) {
-		g = NULL;
-	}
-	free(esc);
-	return g;
+	return n > 0 && (size_t)n < sizeof(pwrap_path);
 }
 
 struct walk {
 	const char *svcdir;
-	char **seen;		/* conf/ paths visited in this walk */
+	struct pwrap_gen *seen[64];	/* files brought up to date */
 	size_t n_seen;
+	struct pwrap_gen *stack[PWRAP_MAX_INCLUDE_DEPTH];	/* include chain */
+	size_t depth;
 	char **incs;		/* include targets of the file being rewritten */
 	size_t n_incs;
-	const char *stack[PWRAP_MAX_INCLUDE_DEPTH];	/* current include chain */
-	size_t depth;
 	int failed;
 	int cycle;		/* libpam would recurse until the stack overflows */
+	int suspect;		/* a file we made is gone: recheck the directory */
 };
+
+/*
+ * Finds the file libpam should see for `name` (a file name without '/'):
+ * a test's own file in services/ wins; otherwise services/ is synced from
+ * svcdir.  Returns true with its path in out and its signature in sig.
+ */
+static bool source_for(struct walk *w, const char *name, pwrap_path out,
+		       struct pwrap_sig *sig)
+{
+	struct pwrap_copy *c = copy_find(name);
+	struct pwrap_sig rsig, ssig;
+	pwrap_path spath;
+	bool have_r;
+
+	if (!pjoin(out, rt.svc, name) || !pjoin(spath, w->svcdir, name)) {
+		return false;
+	}
+	have_r = sig_of(out, &rsig);
+	if (have_r && (c == NULL || !sig_eq(&rsig, &c->copy))) {
+		*sig = rsig;	/* written or edited by the test */
+		return true;
+	}
+	if (!have_r && c != NULL) {
+		w->suspect = 1;	/* our copy vanished */
+	}
+	if (sig_of(spath, &ssig)) {
+		if (!have_r || c == NULL || !sig_eq(&ssig, &c->src)) {
+			if (copy_in(spath, name, &ssig) != 0 ||
+			    !sig_of(out, &rsig)) {
+				w->suspect = 1;
+				return false;
+			}
+		}
+		*sig = rsig;
+		return true;
+	}
+	if (have_r) {
+		unlink(out);	/* our copy of a file that is gone */
+	}
+	copy_drop(name);
+	return false;
+}
+
+/* Source of an include target: absolute as written, relative inside the
+ * runtime/service dirs (never /etc/pam.d). */
+static bool include_source(struct walk *w, const char *target, pwrap_path out,
+			   struct pwrap_sig *sig)
+{
+	if (target[0] == '/') {
+		return snprintf(out, sizeof(pwrap_path), "%s", target) <
+			       (int)sizeof(pwrap_path) && sig_of(out, sig);
+	}
+	if (name_is_plain(target)) {
+		return source_for(w, target, out, sig);
+	}
+	return (pjoin(out, rt.svc, target) && sig_of(out, sig)) ||
+	       (pjoin(out, w->svcdir, target) && sig_of(out, sig));
+}
+
+/* conf/.inc/<target, %-escaped>: a flat name for any target path. */
+static bool include_gpath(const char *target, pwrap_path out)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t j = (size_t)snprintf(out, sizeof(pwrap_path), "%s/.inc/", rt.conf);
+	size_t i;
+
+	for (i = 0; target[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)target[i];
+
+		if (j + 4 >= sizeof(pwrap_path)) {
+			return false;
+		}
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		    (c == '.' && i > 0)) {
+			out[j++] = (char)c;
+		} else {
+			out[j++] = '%';
+			out[j++] = hex[c >> 4];
+			out[j++] = hex[c & 15];
+		}
+	}
+	out[j] = '\0';
+	return true;
+}
 
 static int strv_add(char ***v, size_t *n, const char *s)
 {
@@ -901,39 +901,37 @@ static char *cb_include(void *ctx, const char *target, const char *src,
 			unsigned line)
 {
 	struct walk *w = ctx;
+	pwrap_path g;
 
 	(void)src;
 	(void)line;
-	if (strv_add(&w->incs, &w->n_incs, target) != 0) {
+	if (strv_add(&w->incs, &w->n_incs, target) != 0 ||
+	    !include_gpath(target, g)) {
 		w->failed = 1;
 		return NULL;
 	}
-	return include_gpath(target);
+	return strdup(g);
 }
 
 static char *cb_module(void *ctx, const char *module, const char *src,
 		       unsigned line)
 {
-	char *p = NULL;
+	pwrap_path p;
 
 	(void)ctx;
 	if (strchr(module, '/') != NULL || rt.moddir == NULL) {
 		return NULL;
 	}
-	if (rt.sysmoddir != NULL && (p = join(rt.sysmoddir, module)) != NULL &&
+	if (rt.sysmoddir != NULL && pjoin(p, rt.sysmoddir, module) &&
 	    access(p, F_OK) == 0) {
-		free(p);
 		return NULL;	/* the system has it: libpam finds it */
 	}
-	free(p);
-	p = join(rt.moddir, module);
-	if (p != NULL && access(p, F_OK) == 0) {
-		return p;
+	if (pjoin(p, rt.moddir, module) && access(p, F_OK) == 0) {
+		return strdup(p);
 	}
 	PWRAP_LOG(PWRAP_LOG_WARN, "%s:%u: module %s is neither in %s nor in %s",
 		  src, line, module, rt.sysmoddir ? rt.sysmoddir : "?",
 		  rt.moddir);
-	free(p);
 	return NULL;
 }
 
@@ -964,142 +962,157 @@ static void gen_drop(const char *gpath)
 	}
 }
 
-static int walk_file(struct walk *w, const char *gpath, char *src,
+static struct pwrap_gen *gen_new(const char *gpath)
+{
+	struct pwrap_gen *g = calloc(1, sizeof(*g));
+
+	if (g == NULL || (g->gpath = strdup(gpath)) == NULL ||
+	    (g->src = strdup("")) == NULL) {
+		if (g != NULL) {
+			free(g->gpath);
+		}
+		free(g);
+		return NULL;
+	}
+	g->next = rt.gens;
+	rt.gens = g;
+	return g;
+}
+
+static int walk_file(struct walk *w, const char *gpath, const char *src,
 		     const struct pwrap_sig *sig);
 
-/* Brings conf/inc/<target> up to date (recursively). */
-static void walk_include(struct walk *w, const char *target,
-			 const char *from)
+/* Brings conf/.inc/<target> up to date (recursively). */
+static void walk_include(struct walk *w, const char *target, const char *from)
 {
 	struct pwrap_sig sig;
-	char *gpath = include_gpath(target);
-	char *src;
+	pwrap_path gpath, src;
 
-	if (gpath == NULL) {
+	if (!include_gpath(target, gpath)) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target too long", from);
 		w->failed = 1;
 		return;
 	}
-	src = include_source(w->svcdir, target, &sig);
-	if (src == NULL) {
+	if (!include_source(w, target, src, &sig)) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target '%s' not found "
 			  "in %s or %s; the stack including it fails",
 			  from, target, rt.svc, w->svcdir);
 		gen_drop(gpath);
 		unlink(gpath);
-		free(gpath);
 		return;
 	}
 	walk_file(w, gpath, src, &sig);
-	free(gpath);
 }
 
-/* Rewrites src into gpath unless the cached copy is current; takes src. */
-static int walk_file(struct walk *w, const char *gpath, char *src,
-		     const struct pwrap_sig *sig)
+/* Rewrites src into g->gpath; replaces g's source, signature and includes. */
+static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
+		      const struct pwrap_sig *sig)
 {
 	struct pwrap_rewrite_ops ops = {
 		.include_target = cb_include,
 		.module_path = cb_module,
 		.ctx = w,
 	};
-	struct pwrap_gen *g;
 	char *in = NULL;
 	char *out = NULL;
+	char *nsrc = NULL;
 	char **incs = NULL;
 	size_t n_incs = 0;
 	size_t len = 0, out_len = 0, i;
 	int rc = -1;
 
-	for (i = 0; i < w->depth; i++) {
-		if (strcmp(w->stack[i], gpath) == 0) {
+	if (read_file(src, &in, &len) != 0) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot read %s: %s", src,
+			  strerror(errno));
+		goto out;
+	}
+	rc = pwrap_rewrite_service(in, len, src, &ops, &out, &out_len);
+	/* the include targets the callbacks collected are ours now */
+	incs = w->incs;
+	n_incs = w->n_incs;
+	w->incs = NULL;
+	w->n_incs = 0;
+	if (rc != 0 || w->failed || (nsrc = strdup(src)) == NULL) {
+		rc = -1;
+		goto out;
+	}
+	if (write_atomic(g->gpath, out, out_len) != 0) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot write %s: %s", g->gpath,
+			  strerror(errno));
+		w->suspect = 1;
+		rc = -1;
+		goto out;
+	}
+	for (i = 0; i < g->n_incs; i++) {
+		free(g->incs[i]);
+	}
+	free(g->incs);
+	free(g->src);
+	g->incs = incs;
+	g->n_incs = n_incs;
+	g->src = nsrc;
+	g->sig = *sig;
+	incs = NULL;
+	n_incs = 0;
+	nsrc = NULL;
+	PWRAP_LOG(PWRAP_LOG_TRACE, "rewrote %s into %s", g->src, g->gpath);
+	rc = 0;
+out:
+	for (i = 0; i < n_incs; i++) {
+		free(incs[i]);
+	}
+	free(incs);
+	free(nsrc);
+	free(in);
+	free(out);
+	return rc;
+}
+
+/* Brings gpath up to date from src unless the cached copy is current. */
+static int walk_file(struct walk *w, const char *gpath, const char *src,
+		     const struct pwrap_sig *sig)
+{
+	struct pwrap_gen *g = gen_find(gpath);
+	size_t i;
+
+	for (i = 0; g != NULL && i < w->depth; i++) {
+		if (w->stack[i] == g) {
 			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include cycle (it "
 				  "includes itself through %zu file(s)); "
 				  "refusing it, libpam would crash", src,
 				  w->depth - i - 1);
 			w->cycle = 1;
-			free(src);
 			return -1;
+		}
+	}
+	for (i = 0; g != NULL && i < w->n_seen; i++) {
+		if (w->seen[i] == g) {
+			return 0;	/* already brought up to date */
 		}
 	}
 	if (w->depth == PWRAP_MAX_INCLUDE_DEPTH) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: includes nested deeper than "
 			  "%d levels", src, PWRAP_MAX_INCLUDE_DEPTH);
 		w->cycle = 1;
-		free(src);
 		return -1;
 	}
-	for (i = 0; i < w->n_seen; i++) {
-		if (strcmp(w->seen[i], gpath) == 0) {
-			free(src);
-			return 0;	/* already brought up to date */
-		}
+	if (g == NULL && (g = gen_new(gpath)) == NULL) {
+		return -1;
 	}
-	if (strv_add(&w->seen, &w->n_seen, gpath) != 0) {
-		goto out;
+	if ((strcmp(g->src, src) != 0 || !sig_eq(&g->sig, sig)) &&
+	    regenerate(w, g, src, sig) != 0) {
+		gen_drop(gpath);
+		return -1;
 	}
-	w->stack[w->depth++] = w->seen[w->n_seen - 1];
-	g = gen_find(gpath);
-	if (g == NULL || strcmp(g->src, src) != 0 || !sig_eq(&g->sig, sig)) {
-		if (read_file(src, &in, &len) != 0) {
-			PWRAP_LOG(PWRAP_LOG_ERROR, "cannot read %s: %s", src,
-				  strerror(errno));
-			goto out;
-		}
-		w->incs = NULL;
-		w->n_incs = 0;
-		i = pwrap_rewrite_service(in, len, src, &ops, &out, &out_len);
-		/* the include targets the callbacks collected are ours now */
-		incs = w->incs;
-		n_incs = w->n_incs;
-		w->incs = NULL;
-		w->n_incs = 0;
-		if (i != 0 || w->failed) {
-			goto out;
-		}
-		if (write_atomic(gpath, out, out_len) != 0) {
-			PWRAP_LOG(PWRAP_LOG_ERROR, "cannot write %s: %s", gpath,
-				  strerror(errno));
-			goto out;
-		}
-		if (g == NULL) {
-			g = calloc(1, sizeof(*g));
-			if (g == NULL || (g->gpath = strdup(gpath)) == NULL) {
-				free(g);
-				goto out;
-			}
-			g->next = rt.gens;
-			rt.gens = g;
-		}
-		for (i = 0; i < g->n_incs; i++) {
-			free(g->incs[i]);
-		}
-		free(g->incs);
-		free(g->src);
-		g->incs = incs;
-		g->n_incs = n_incs;
-		incs = NULL;
-		n_incs = 0;
-		g->src = src;
-		src = NULL;
-		g->sig = *sig;
-		PWRAP_LOG(PWRAP_LOG_TRACE, "rewrote %s into %s", g->src, gpath);
+	if (w->n_seen < sizeof(w->seen) / sizeof(w->seen[0])) {
+		w->seen[w->n_seen++] = g;
 	}
+	w->stack[w->depth++] = g;
 	for (i = 0; i < g->n_incs; i++) {
 		walk_include(w, g->incs[i], g->src);
 	}
-	rc = 0;
-out:
-	if (w->depth > 0 && strcmp(w->stack[w->depth - 1], gpath) == 0) {
-		w->depth--;
-	}
-	for (i = 0; i < n_incs; i++) {
-		free(incs[i]);
-	}
-	free(incs);
-	free(in);
-	free(out);
-	free(src);
-	return rc;
+	w->depth--;
+	return 0;
 }
 
 /* Puts an empty file at gpath (once), recorded with an empty source. */
@@ -1108,25 +1121,19 @@ static int placeholder(const char *gpath)
 	static const char text[] = "# not in the service directory\n";
 	struct pwrap_gen *g = gen_find(gpath);
 
-	if (g != NULL && g->src[0] == '\0') {
+	if (g != NULL && g->src[0] == '\0' && g->n_incs == 0 &&
+	    g->sig.ino == 0) {
 		return 0;
 	}
 	gen_drop(gpath);
-	g = calloc(1, sizeof(*g));
-	if (g == NULL || (g->gpath = strdup(gpath)) == NULL ||
-	    (g->src = strdup("")) == NULL) {
-		if (g != NULL) {
-			free(g->gpath);
-		}
-		free(g);
+	g = gen_new(gpath);
+	if (g == NULL) {
 		return -1;
 	}
 	if (write_atomic(gpath, text, sizeof(text) - 1) != 0) {
-		gen_free_one(g);
+		gen_drop(gpath);
 		return -1;
 	}
-	g->next = rt.gens;
-	rt.gens = g;
 	return 0;
 }
 
@@ -1139,56 +1146,73 @@ static int placeholder(const char *gpath)
 static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
 {
 	struct pwrap_sig sig;
-	char *gpath = join(rt.conf, name);
-	char *src;
-	int rc;
+	pwrap_path gpath, src;
 
-	if (gpath == NULL) {
+	if (!pjoin(gpath, rt.conf, name)) {
 		return -1;
 	}
-	src = source_for(w->svcdir, name, &sig);
-	if (src == NULL) {
+	if (!source_for(w, name, src, &sig)) {
 		if (empty_if_missing) {
-			rc = placeholder(gpath);
-		} else {
-			gen_drop(gpath);
-			unlink(gpath);
-			rc = 0;
+			return placeholder(gpath) == 0 ? 0 : -1;
 		}
-		free(gpath);
-		return rc;
+		gen_drop(gpath);
+		unlink(gpath);
+		return 0;
 	}
-	rc = walk_file(w, gpath, src, &sig) == 0 ? 1 : -1;
-	free(gpath);
-	return rc;
+	return walk_file(w, gpath, src, &sig) == 0 ? 1 : -1;
 }
 
 /* libpam's view of a service name: the part after the last '/', lowercase. */
-static char *service_file_name(const char *service)
+static void service_file_name(const char *service, pwrap_path name)
 {
 	const char *slash = strrchr(service, '/');
-	char *name = strdup(slash ? slash + 1 : service);
 	char *c;
 
-	if (name == NULL) {
-		return NULL;
-	}
+	snprintf(name, sizeof(pwrap_path), "%s", slash ? slash + 1 : service);
 	for (c = name; *c != '\0'; c++) {
 		if (*c >= 'A' && *c <= 'Z') {
 			*c = (char)(*c - 'A' + 'a');
 		}
 	}
-	return name;
+}
+
+/* One pass over the service and "other"; returns a PAM code. */
+static int prepare_walk(struct walk *w, const char *name)
+{
+	int found = name_is_plain(name) ? walk_service(w, name, false) : 0;
+
+	if (found >= 0 && strcmp(name, "other") != 0) {
+		int other = walk_service(w, "other", found == 1);
+
+		if (found == 0) {
+			found = other;
+		} else if (other < 0) {
+			found = -1;
+		}
+	}
+	if (found < 0 || w->failed || w->cycle) {
+		return PAM_ABORT;
+	}
+	return found == 0 ? PAM_SERVICE_ERR : PAM_SUCCESS;
+}
+
+static void walk_reset(struct walk *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->n_incs; i++) {
+		free(w->incs[i]);
+	}
+	free(w->incs);
+	memset(w, 0, sizeof(*w));
 }
 
 int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 {
 	struct walk w = { 0 };
 	struct stat st;
-	char *name = NULL;
-	size_t i;
-	int found;
-	int rc = PAM_ABORT;
+	pwrap_path name;
+	int rc;
 
 	*confdir = NULL;
 	if (svcdir == NULL) {
@@ -1200,46 +1224,49 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 			  "use the system's PAM configuration");
 		return PAM_ABORT;
 	}
-	if (stat(svcdir, &st) == 0 && !S_ISDIR(st.st_mode)) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: not a "
-			  "directory", svcdir);
-		return PAM_ABORT;
-	}
-	if (stat(svcdir, &st) != 0 || access(svcdir, R_OK | X_OK) != 0) {
+	if (stat(svcdir, &st) != 0) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: %s", svcdir,
 			  strerror(errno));
+		return PAM_ABORT;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: not a "
+			  "directory", svcdir);
 		return PAM_ABORT;
 	}
 	if (service == NULL) {
 		return PAM_SYSTEM_ERR;
 	}
-	name = service_file_name(service);
-	if (name == NULL) {
-		return PAM_BUF_ERR;
-	}
+	service_file_name(service, name);
 
 	rt_lock();
-	if (runtime_ensure(svcdir) != 0) {
+	rc = PAM_ABORT;
+	if (runtime_ensure(svcdir, false) != 0) {
 		goto out;
 	}
 	w.svcdir = svcdir;
-	found = name_is_plain(name) ? walk_service(&w, name, false) : 0;
-	if (found >= 0 && strcmp(name, "other") != 0) {
-		int other = walk_service(&w, "other", found == 1);
-
-		if (found == 1 && other >= 0) {
-			/* fine: the service, and "other" or its stand-in */
-		} else if (found == 0 && other == 0) {
-			/* libpam would fail the same way (and leak) */
-			PWRAP_LOG(PWRAP_LOG_ERROR, "no service file '%s' and no "
-				  "'other' in %s (or %s)", name, svcdir,
-				  rt.svc);
+	rc = prepare_walk(&w, name);
+	if (w.suspect) {
+		/* Something removed files of ours (a tidy-up of TMPDIR, or
+		 * a daemon's closefrom() let the watcher clean up): check
+		 * the directory, recreate it if needed, and try once more. */
+		walk_reset(&w);
+		w.svcdir = svcdir;
+		if (runtime_ensure(svcdir, true) != 0) {
+			rc = PAM_ABORT;
 			goto out;
-		} else if (found == 0 || other < 0) {
-			found = other;
 		}
+		rc = prepare_walk(&w, name);
 	}
-	if (found < 0 || w.failed || w.cycle) {
+	if (rc == PAM_SERVICE_ERR) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "no service file '%s' and no "
+			  "'other' in %s (or %s)%s", name, svcdir, rt.svc,
+			  access(svcdir, R_OK | X_OK) != 0 ?
+			  ": the directory is not readable" : "");
+		rc = PAM_ABORT;	/* what libpam says (and it would leak) */
+		goto out;
+	}
+	if (rc != PAM_SUCCESS) {
 		goto out;
 	}
 	*confdir = strdup(rt.conf);
@@ -1248,14 +1275,6 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 		  rt.conf);
 out:
 	rt_unlock();
-	for (i = 0; i < w.n_seen; i++) {
-		free(w.seen[i]);
-	}
-	free(w.seen);
-	for (i = 0; i < w.n_incs; i++) {
-		free(w.incs[i]);
-	}
-	free(w.incs);
-	free(name);
+	walk_reset(&w);
 	return rc;
 }
