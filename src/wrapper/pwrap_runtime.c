@@ -674,15 +674,16 @@ static void module_dirs_init(void)
  */
 static int runtime_ensure(const char *svcdir, bool thorough)
 {
-	const char *keep = getenv("PAM_WRAPPER_KEEP_DIR");
+	const char *keep;
 	char *tmpl = NULL;
 	char *inc = NULL;
 	int rc = -1;
 
-	pthread_once(&atfork_once, atfork_register);
 	if (rt.top != NULL && (!thorough || runtime_valid())) {
 		return 0;
 	}
+	pthread_once(&atfork_once, atfork_register);
+	keep = getenv("PAM_WRAPPER_KEEP_DIR");
 	runtime_forget();
 	module_dirs_init();
 
@@ -778,9 +779,16 @@ typedef char pwrap_path[PATH_MAX];
 
 static bool pjoin(pwrap_path out, const char *a, const char *b)
 {
-	int n = snprintf(out, sizeof(pwrap_path), "%s/%s", a, b);
+	size_t la = strlen(a);
+	size_t lb = strlen(b);
 
-	return n > 0 && (size_t)n < sizeof(pwrap_path);
+	if (la + 1 + lb + 1 > sizeof(pwrap_path)) {
+		return false;
+	}
+	memcpy(out, a, la);
+	out[la] = '/';
+	memcpy(out + la + 1, b, lb + 1);
+	return true;
 }
 
 struct walk {
