@@ -2,7 +2,7 @@
 /*
  * The per-process runtime directory and the private configuration libpam reads.
  *
- * Layout: $TMPDIR/pam_wrapper.XXXXXX/ (created on first use)
+ * Layout: $TMPDIR/pam_wrapper.<pid>.XXXXXX/ (created on first use)
  *   services/  exported as PAM_WRAPPER_RUNTIME_DIR: copies of the service dir's
  *              files, which tests written for upstream read and add to;
  *   conf/      what pam_start_confdir() is given: rewritten service files
@@ -73,7 +73,7 @@ struct pwrap_gen {
 
 static struct {
 	pthread_mutex_t lock;
-	char *top;		/* $TMPDIR/pam_wrapper.XXXXXX */
+	char *top;		/* $TMPDIR/pam_wrapper.<pid>.XXXXXX */
 	char *svc;		/* top/services (PAM_WRAPPER_RUNTIME_DIR) */
 	char *conf;		/* top/conf */
 	pid_t owner;		/* process that created top */
@@ -379,6 +379,17 @@ static void watcher_main(int rfd, int topfd, const char *top)
 	if (dup2(rfd, 0) < 0 || dup2(topfd, 1) < 0) {
 		_exit(1);
 	}
+	/* Tell sweepers (see sweep_stale) that this directory is watched. */
+	i = openat(1, ".watcher", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (i >= 0) {
+		char pid[24];
+		int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+
+		if (write(i, pid, (size_t)n) != n) {
+			/* a sweeper then only trusts the owner's pid */
+		}
+		close(i);
+	}
 	if (syscall(SYS_close_range, 2U, ~0U, 0U) != 0) {
 		long max = sysconf(_SC_OPEN_MAX);
 
@@ -666,6 +677,67 @@ static void module_dirs_init(void)
 	}
 }
 
+static bool pid_alive(long pid)
+{
+	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+/*
+ * Removes runtime directories of ours whose process and watcher are both
+ * gone: left by a process killed before its watcher was running, or by a
+ * `kill -9` of every process of the user.  Cheap (one readdir of TMPDIR) and
+ * only done when a process creates its own directory.
+ */
+static void sweep_stale(const char *base)
+{
+	DIR *d = opendir(base);
+	struct dirent *de;
+	uid_t me = geteuid();
+
+	if (d == NULL) {
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		struct stat st;
+		char buf[24] = { 0 };
+		char *end = NULL;
+		long pid;
+		int dfd, fd;
+
+		if (strncmp(de->d_name, "pam_wrapper.", 12) != 0) {
+			continue;
+		}
+		pid = strtol(de->d_name + 12, &end, 10);
+		if (end == de->d_name + 12 || *end != '.' || pid_alive(pid)) {
+			continue;
+		}
+		dfd = openat(dirfd(d), de->d_name,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0) {
+			continue;
+		}
+		if (fstat(dfd, &st) != 0 || st.st_uid != me) {
+			close(dfd);
+			continue;
+		}
+		fd = openat(dfd, ".watcher", O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+			close(fd);
+			if (n > 0 && pid_alive(strtol(buf, NULL, 10))) {
+				close(dfd);
+				continue;	/* a forked child still uses it */
+			}
+		}
+		PWRAP_LOG(PWRAP_LOG_DEBUG, "removing stale %s/%s", base,
+			  de->d_name);
+		rmtree_contents(dfd);	/* closes dfd */
+		unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
 /*
  * Makes sure the runtime directory exists; called with rt.lock held.
  * Without `thorough` an existing directory is trusted (the hot path of
@@ -685,9 +757,10 @@ static int runtime_ensure(const char *svcdir, bool thorough)
 	pthread_once(&atfork_once, atfork_register);
 	keep = getenv("PAM_WRAPPER_KEEP_DIR");
 	runtime_forget();
-	module_dirs_init();
 
-	if (asprintf(&tmpl, "%s/pam_wrapper.XXXXXX", tmpdir_base()) < 0) {
+	sweep_stale(tmpdir_base());
+	if (asprintf(&tmpl, "%s/pam_wrapper.%ld.XXXXXX", tmpdir_base(),
+		     (long)getpid()) < 0) {
 		tmpl = NULL;
 		goto out;
 	}
@@ -927,7 +1000,11 @@ static char *cb_module(void *ctx, const char *module, const char *src,
 	pwrap_path p;
 
 	(void)ctx;
-	if (strchr(module, '/') != NULL || rt.moddir == NULL) {
+	if (strchr(module, '/') != NULL) {
+		return NULL;
+	}
+	module_dirs_init();	/* first rewrite that needs them */
+	if (rt.moddir == NULL) {
 		return NULL;
 	}
 	if (rt.sysmoddir != NULL && pjoin(p, rt.sysmoddir, module) &&

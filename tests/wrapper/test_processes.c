@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -283,6 +284,43 @@ static void test_keep_dir(void **state)
 	free(client);
 }
 
+/* Directories of dead processes whose watcher is gone too (a kill before
+ * the watcher ran, or `kill -9` of everything) are swept by the next
+ * wrapped process; one whose owner lives is left alone. */
+static void test_stale_dirs_swept(void **state)
+{
+	struct ctx *c = *state;
+	char *client = client_path();
+	char *argv[] = { client, "permit", "alice", "auth", NULL };
+	char *sh_argv[] = { "/bin/true", NULL };
+	char *dead = NULL, *live = NULL, *sub = NULL;
+	pid_t gone = spawn(sh_argv, c->env, NULL);
+	int st;
+
+	wait_status(gone);	/* its pid is now free */
+	assert_true(asprintf(&dead, "%s/pam_wrapper.%ld.AbCdEf", c->tmp,
+			     (long)gone) > 0);
+	assert_true(asprintf(&live, "%s/pam_wrapper.%ld.XyZxyZ", c->tmp,
+			     (long)getpid()) > 0);
+	assert_int_equal(mkdir(dead, 0700), 0);
+	assert_int_equal(mkdir(live, 0700), 0);
+	assert_true(asprintf(&sub, "%s/services", dead) > 0);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	pt_write_file(sub, "other", "auth required pam_deny.so\n");
+
+	st = wait_status(spawn(argv, c->env, NULL));
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_not_equal(access(dead, F_OK), 0);
+	assert_int_equal(access(live, F_OK), 0);
+	assert_int_equal(rmdir(live), 0);
+	assert_int_equal(wait_empty(c->tmp), 0);
+	free(dead);
+	free(live);
+	free(sub);
+	free(client);
+}
+
 #define NPROC 200
 
 static void test_200_concurrent(void **state)
@@ -320,6 +358,7 @@ int main(void)
 		T(test_clean_after_sigkill),
 		T(test_disabled_creates_nothing),
 		T(test_keep_dir),
+		T(test_stale_dirs_swept),
 		T(test_200_concurrent),
 #undef T
 	};
