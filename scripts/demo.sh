@@ -11,6 +11,6 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build=${PWRAP_BUILD_DIR:-$here/build}
 echo "== building into $build"
 cmake -S "$here" -B "$build" -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
-cmake --build "$build" -j"$(nproc)" --target pam_wrapper pam_matrix pam_demo >/dev/null
+cmake --build "$build" -j"$(nproc)" --target pam_wrapper pam_matrix pam_set_items pam_get_items pam_demo pamtest_runner >/dev/null
 
 exec bash "$here/examples/demo/run-demo.sh" "$build"
