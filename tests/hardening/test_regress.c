@@ -16,6 +16,8 @@
  *   null_conv_data        libpamtest with NULL conv data fails cleanly
  *   17th_message          more module messages than buffers: no overrun,
  *                         the first buffers filled
+ *
+ * plus test_null_service (libpamtest given no service name).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -455,7 +457,18 @@ static void test_regress_null_conv_data(void **state)
 	/* the caller's-conversation form with no function at all */
 	assert_int_equal(run_pamtest_conv("matrix", "alice", NULL, NULL, auth),
 			 PAMTEST_ERR_CASE);
-	assert_int_equal(_pamtest(NULL, NULL, NULL, NULL, 0, NULL),
+}
+
+/* Not an upstream defect, a neighbour of the last one: no service name is
+ * a pam_start failure, without handing libpam a NULL it declares nonnull
+ * (UBSan checks that in the sanitizer build). */
+static void test_null_service(void **state)
+{
+	(void)state;
+	assert_int_equal(_pamtest(NULL, "alice", NULL, NULL, 0, NULL),
+			 PAMTEST_ERR_START);
+	assert_int_equal(_pamtest_conv(NULL, "alice", NULL, NULL, NULL, 0,
+				       NULL),
 			 PAMTEST_ERR_START);
 }
 
@@ -536,6 +549,7 @@ int main(void)
 		T(test_regress_password_in_trace_logs),
 		T(test_regress_null_conv_data),
 		T(test_regress_17th_message),
+		T(test_null_service),
 #undef T
 	};
 
