@@ -167,6 +167,23 @@ static void test_redirect(void **state)
 	assert_int_equal(txn("/usr/sbin/permit", 'a'), PAM_SUCCESS);
 }
 
+/* Bareos sets a relative PAM_WRAPPER_SERVICE_DIR: relative to the cwd. */
+static void test_relative_service_dir(void **state)
+{
+	char *dir = *state;
+	char *slash = strrchr(dir, '/');
+	char *parent = strndup(dir, (size_t)(slash - dir));
+	char cwd[4096];
+
+	pt_write_file(dir, "rel", "auth required pam_permit.so\n");
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(parent), 0);
+	setenv("PAM_WRAPPER_SERVICE_DIR", slash + 1, 1);
+	assert_int_equal(txn("rel", 'a'), PAM_SUCCESS);
+	assert_int_equal(chdir(cwd), 0);
+	free(parent);
+}
+
 static void test_other_fallback(void **state)
 {
 	pt_write_file(*state, "other", "auth required pam_permit.so\n");
@@ -512,6 +529,7 @@ int main(void)
 		T(test_runtime_dir_on_demand),
 		T(test_runtime_dir_written_by_test),
 		T(test_redirect),
+		T(test_relative_service_dir),
 		T(test_other_fallback),
 		T(test_no_service_no_other),
 		T(test_include_resolution),
