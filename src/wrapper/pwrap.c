@@ -165,26 +165,28 @@ PWRAP_EXPORT int pam_set_item(pam_handle_t *pamh, int item_type,
 static void mask_secret(char *msg, size_t cap, const char *secret)
 {
 	size_t sl, ml;
+	char *from = msg;
 	char *p;
 
 	if (secret == NULL || secret[0] == '\0') {
 		return;
 	}
 	sl = strlen(secret);
-	while ((p = strstr(msg, secret)) != NULL) {
+	/* search on after each replacement: a secret may contain "*" */
+	while ((p = strstr(from, secret)) != NULL) {
 		ml = strlen(msg);
 		if (sl >= 3) {
 			memcpy(p, "***", 3);
 			memmove(p + 3, p + sl, ml - (size_t)(p - msg) - sl + 1);
+			from = p + 3;
+		} else if (ml + 3 - sl < cap) {
+			/* grow "x" to "***" when there is room */
+			memmove(p + 3, p + sl, ml - (size_t)(p - msg) - sl + 1);
+			memcpy(p, "***", 3);
+			from = p + 3;
 		} else {
-			/* grow "x" to "***" if room, else star it in place */
-			if (ml + 3 - sl < cap) {
-				memmove(p + 3, p + sl,
-					ml - (size_t)(p - msg) - sl + 1);
-				memcpy(p, "***", 3);
-			} else {
-				memset(p, '*', sl);
-			}
+			memset(p, '*', sl);
+			from = p + sl;
 		}
 	}
 }

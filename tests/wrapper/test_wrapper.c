@@ -462,6 +462,14 @@ static void test_password_never_logged(void **state)
 	assert_non_null(strstr(err, "user=[***]"));
 	assert_null(strstr(err, "Sup3rS3cret"));
 	free(err);
+
+	/* a token made of the mask's own character must not loop forever */
+	setenv("PAM_AUTHTOK", "*", 1);
+	pt_stderr_begin();
+	assert_int_equal(txn_pw("leak", "*", 'a', NULL), PAM_SUCCESS);
+	err = pt_stderr_end();
+	assert_non_null(strstr(err, "user=[***]"));
+	free(err);
 	unsetenv("PAM_AUTHTOK");
 	unsetenv("PAM_WRAPPER_DEBUGLEVEL");
 }
