@@ -375,8 +375,12 @@ static void watcher_main(int rfd, int topfd, const char *top)
 	if (chdir("/") != 0) {
 		/* not fatal: we only use absolute paths and fds */
 	}
-	/* Keep nothing of the process open but our two descriptors. */
-	if (dup2(rfd, 0) < 0 || dup2(topfd, 1) < 0) {
+	/* Keep nothing of the process open but our two descriptors, as 0 and
+	 * 1; first lift both above 2 (a process without stdin may have been
+	 * given fd 0 for one of them). */
+	rfd = fcntl(rfd, F_DUPFD_CLOEXEC, 3);
+	topfd = fcntl(topfd, F_DUPFD_CLOEXEC, 3);
+	if (rfd < 0 || topfd < 0 || dup2(rfd, 0) < 0 || dup2(topfd, 1) < 0) {
 		_exit(1);
 	}
 	/* Tell sweepers (see sweep_stale) that this directory is watched. */

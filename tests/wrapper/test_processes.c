@@ -215,6 +215,28 @@ static void test_clean_after_exec(void **state)
 	run_client_end(*state, "exec", false);
 }
 
+/* A daemon-like process without stdin and stdout: the watcher's pipe and
+ * directory fds land on 0 and 1 and must still be told apart. */
+static void test_clean_without_stdio(void **state)
+{
+	struct ctx *c = *state;
+	char *client = client_path();
+	char *argv[] = { client, "permit", "alice", "auth", "_exit", NULL };
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int st;
+
+	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+	posix_spawn_file_actions_addclose(&fa, 0);
+	posix_spawn_file_actions_addclose(&fa, 1);
+	assert_int_equal(posix_spawn(&pid, client, &fa, NULL, argv, c->env), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	st = wait_status(pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(wait_empty(c->tmp), 0);
+	free(client);
+}
+
 static void test_clean_after_sigkill(void **state)
 {
 	struct ctx *c = *state;
@@ -355,6 +377,7 @@ int main(void)
 		T(test_clean_after_exit),
 		T(test_clean_after__exit),
 		T(test_clean_after_exec),
+		T(test_clean_without_stdio),
 		T(test_clean_after_sigkill),
 		T(test_disabled_creates_nothing),
 		T(test_keep_dir),
