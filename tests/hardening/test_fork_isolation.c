@@ -40,16 +40,27 @@ static int auth(const char *dir)
 	return rc;
 }
 
+static int setup(void **state)
+{
+	*state = hu_mkdtemp();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	hu_rmtree(*state);
+	free(*state);
+	return 0;
+}
+
 static void test_child_transaction_keeps_parent_config(void **state)
 {
-	char *top = hu_mkdtemp();
-	char *a = hu_subdir(top, "permit");
-	char *b = hu_subdir(top, "deny");
+	char *a = hu_subdir(*state, "permit");
+	char *b = hu_subdir(*state, "deny");
 	char *p;
 	pid_t pid;
 	int st;
 
-	(void)state;
 	p = hu_path(a, "svc");
 	hu_write_file(p, "auth required pam_permit.so\n", 28, 0644);
 	free(p);
@@ -70,17 +81,16 @@ static void test_child_transaction_keeps_parent_config(void **state)
 	assert_int_equal(auth(a), PAM_SUCCESS);
 	assert_int_equal(auth(b), PAM_AUTH_ERR);
 	assert_int_equal(auth(a), PAM_SUCCESS);
-
-	hu_rmtree(top);
 	free(a);
 	free(b);
-	free(top);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_child_transaction_keeps_parent_config),
+		cmocka_unit_test_setup_teardown(
+			test_child_transaction_keeps_parent_config, setup,
+			teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
