@@ -184,6 +184,24 @@ static char *join(const char *a, const char *b)
 	return s;
 }
 
+/* Path buffers of the hot path live on the stack: pam_start stays free of
+ * allocations when nothing changed. */
+typedef char pwrap_path[PATH_MAX];
+
+static bool pjoin(pwrap_path out, const char *a, const char *b)
+{
+	size_t la = strlen(a);
+	size_t lb = strlen(b);
+
+	if (la + 1 + lb + 1 > sizeof(pwrap_path)) {
+		return false;
+	}
+	memcpy(out, a, la);
+	out[la] = '/';
+	memcpy(out + la + 1, b, lb + 1);
+	return true;
+}
+
 static bool sig_of(const char *path, struct pwrap_sig *sig)
 {
 	struct stat st;
@@ -418,16 +436,46 @@ static void watcher_main(int rfd, int topfd, const char *top)
 	_exit(0);
 }
 
-static int watcher_start(const char *top)
+/* Reads a NUL-terminated path from fd until EOF into buf (size n). */
+static bool read_path(int fd, char *buf, size_t n)
 {
-	int p[2] = { -1, -1 };
-	int topfd = -1;
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, buf + got, n - got);
+
+		if (r < 0 && errno == EINTR) {
+			continue;
+		}
+		if (r <= 0) {
+			break;
+		}
+		got += (size_t)r;
+	}
+	return got > 1 && got < n && buf[got - 1] == '\0';
+}
+
+/*
+ * Creates the runtime directory from template tmpl (mkdtemp's XXXXXX are
+ * replaced in place) inside a new watcher, so that no moment exists at which
+ * the directory is there and nobody is responsible for removing it: if this
+ * process dies at any point after the fork, the watcher removes what it made.
+ * Returns 0, or -1 (nothing was created).
+ */
+static int watcher_mkdtemp(char *tmpl)
+{
+	int p[2] = { -1, -1 };	/* lifetime: write end ours, CLOEXEC */
+	int r[2] = { -1, -1 };	/* report: the created path */
+	size_t len = strlen(tmpl) + 1;
+	char *got = malloc(len + 1);
+	struct stat st;
 	pid_t pid;
 	int status;
-	struct stat st;
 
-	topfd = open(top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (topfd < 0 || pipe2(p, O_CLOEXEC) != 0) {
+	if (got == NULL || pipe2(p, O_CLOEXEC) != 0) {
+		goto fail;
+	}
+	if (pipe2(r, O_CLOEXEC) != 0) {
 		goto fail;
 	}
 	pid = fork();
@@ -436,32 +484,48 @@ static int watcher_start(const char *top)
 	}
 	if (pid == 0) {
 		pid_t g = fork();
+		int topfd;
 
 		if (g != 0) {
 			_exit(g < 0 ? 1 : 0);
 		}
 		close(p[1]);
-		watcher_main(p[0], topfd, top);
+		close(r[0]);
+		if (mkdtemp(tmpl) == NULL) {
+			_exit(1);
+		}
+		topfd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (topfd < 0 || write(r[1], tmpl, len) != (ssize_t)len) {
+			rmdir(tmpl);
+			_exit(1);
+		}
+		close(r[1]);
+		watcher_main(p[0], topfd, tmpl);
 	}
 	close(p[0]);
-	close(topfd);
+	close(r[1]);
+	p[0] = r[1] = -1;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
 	}
-	if (fstat(p[1], &st) != 0) {
-		close(p[1]);
-		return -1;
+	if (!read_path(r[0], got, len + 1) || fstat(p[1], &st) != 0) {
+		goto fail;
 	}
+	close(r[0]);
+	memcpy(tmpl, got, len);
+	free(got);
 	rt.wfd = p[1];
 	rt.wdev = st.st_dev;
 	rt.wino = st.st_ino;
 	return 0;
 fail:
-	if (p[0] >= 0) {
-		close(p[0]);
-		close(p[1]);
-	}
-	if (topfd >= 0) {
-		close(topfd);
+	free(got);
+	for (int i = 0; i < 2; i++) {
+		if (p[i] >= 0) {
+			close(p[i]);
+		}
+		if (r[i] >= 0) {
+			close(r[i]);
+		}
 	}
 	return -1;
 }
@@ -742,6 +806,68 @@ static void sweep_stale(const char *base)
 	closedir(d);
 }
 
+/* The files a test wrote into the parent's services/ (path, contents). */
+struct inherited {
+	struct inherited *next;
+	char *name;
+	char *buf;
+	size_t len;
+};
+
+static void inherited_free(struct inherited *h)
+{
+	while (h != NULL) {
+		struct inherited *n = h->next;
+
+		free(h->name);
+		free(h->buf);
+		free(h);
+		h = n;
+	}
+}
+
+static struct inherited *inherited_files(void)
+{
+	struct inherited *list = NULL;
+	DIR *d = opendir(rt.svc);
+	struct dirent *de;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		struct pwrap_copy *c = copy_find(de->d_name);
+		struct inherited *h;
+		struct pwrap_sig sig;
+		pwrap_path path;
+
+		if (!name_is_plain(de->d_name) || !pjoin(path, rt.svc, de->d_name) ||
+		    !sig_of(path, &sig) || (c != NULL && sig_eq(&sig, &c->copy))) {
+			continue;	/* not a file, or our pristine copy */
+		}
+		h = calloc(1, sizeof(*h));
+		if (h == NULL || (h->name = strdup(de->d_name)) == NULL ||
+		    read_file(path, &h->buf, &h->len) != 0) {
+			inherited_free(h);
+			continue;
+		}
+		h->next = list;
+		list = h;
+	}
+	if (d != NULL) {
+		closedir(d);
+	}
+	return list;
+}
+
+static void inherited_apply(const struct inherited *h)
+{
+	pwrap_path path;
+
+	for (; h != NULL; h = h->next) {
+		if (pjoin(path, rt.svc, h->name)) {
+			write_atomic(path, h->buf, h->len);
+		}
+	}
+}
+
 /*
  * Makes sure the runtime directory exists; called with rt.lock held.
  * Without `thorough` an existing directory is trusted (the hot path of
@@ -750,16 +876,25 @@ static void sweep_stale(const char *base)
  */
 static int runtime_ensure(const char *svcdir, bool thorough)
 {
+	struct inherited *inherited = NULL;
 	const char *keep;
 	char *tmpl = NULL;
 	char *inc = NULL;
 	int rc = -1;
 
-	if (rt.top != NULL && (!thorough || runtime_valid())) {
+	if (rt.top != NULL && rt.owner == getpid() &&
+	    (!thorough || runtime_valid())) {
 		return 0;
 	}
 	pthread_once(&atfork_once, atfork_register);
 	keep = getenv("PAM_WRAPPER_KEEP_DIR");
+	if (rt.top != NULL && rt.owner != getpid()) {
+		/* A forked child gets a directory of its own, so that what it
+		 * copies or writes never looks like a test's file to the
+		 * parent; it inherits the parent's test-written files. */
+		inherited = inherited_files();
+		rt.wfd = -1;	/* the parent's: stays open, closes on exec */
+	}
 	runtime_forget();
 
 	sweep_stale(tmpdir_base());
@@ -768,10 +903,18 @@ static int runtime_ensure(const char *svcdir, bool thorough)
 		tmpl = NULL;
 		goto out;
 	}
-	if (mkdtemp(tmpl) == NULL) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot create %s: %s", tmpl,
-			  strerror(errno));
-		goto out;
+	rt.keep = keep != NULL && keep[0] == '1';
+	if (rt.keep || watcher_mkdtemp(tmpl) != 0) {
+		if (!rt.keep) {
+			PWRAP_LOG(PWRAP_LOG_WARN, "no watcher for %s (%s): it "
+				  "is removed at exit() only", tmpl,
+				  strerror(errno));
+		}
+		if (mkdtemp(tmpl) == NULL) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "cannot create %s: %s",
+				  tmpl, strerror(errno));
+			goto out;
+		}
 	}
 	rt.top = tmpl;
 	tmpl = NULL;
@@ -783,23 +926,24 @@ static int runtime_ensure(const char *svcdir, bool thorough)
 		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot set up %s: %s", rt.top,
 			  strerror(errno));
 		pwrap_rmtree(rt.top);
+		if (rt.wfd >= 0) {
+			close(rt.wfd);
+			rt.wfd = -1;
+		}
 		runtime_forget();
 		goto out;
 	}
 	rt.owner = getpid();
-	rt.keep = keep != NULL && keep[0] == '1';
-	if (!rt.keep && watcher_start(rt.top) != 0) {
-		PWRAP_LOG(PWRAP_LOG_WARN, "no watcher for %s (%s): it is "
-			  "removed at exit() only", rt.top, strerror(errno));
-	}
 	if (svcdir != NULL) {
 		copy_all(svcdir);
 	}
+	inherited_apply(inherited);
 	setenv("PAM_WRAPPER_RUNTIME_DIR", rt.svc, 1);
 	PWRAP_LOG(PWRAP_LOG_DEBUG, "runtime directory %s%s", rt.svc,
 		  rt.keep ? " (kept: PAM_WRAPPER_KEEP_DIR=1)" : "");
 	rc = 0;
 out:
+	inherited_free(inherited);
 	free(tmpl);
 	free(inc);
 	return rc;
@@ -849,24 +993,6 @@ void pwrap_runtime_now(void)
 }
 
 /* ---- source lookup and rewriting ---------------------------------------- */
-
-/* Path buffers of the hot path live on the stack: pam_start stays free of
- * allocations when nothing changed. */
-typedef char pwrap_path[PATH_MAX];
-
-static bool pjoin(pwrap_path out, const char *a, const char *b)
-{
-	size_t la = strlen(a);
-	size_t lb = strlen(b);
-
-	if (la + 1 + lb + 1 > sizeof(pwrap_path)) {
-		return false;
-	}
-	memcpy(out, a, la);
-	out[la] = '/';
-	memcpy(out + la + 1, b, lb + 1);
-	return true;
-}
 
 struct walk {
 	const char *svcdir;
