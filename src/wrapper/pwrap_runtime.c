@@ -401,17 +401,6 @@ static void watcher_main(int rfd, int topfd, const char *top)
 	if (rfd < 0 || topfd < 0 || dup2(rfd, 0) < 0 || dup2(topfd, 1) < 0) {
 		_exit(1);
 	}
-	/* Tell sweepers (see sweep_stale) that this directory is watched. */
-	i = openat(1, ".watcher", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (i >= 0) {
-		char pid[24];
-		int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-
-		if (write(i, pid, (size_t)n) != n) {
-			/* a sweeper then only trusts the owner's pid */
-		}
-		close(i);
-	}
 	if (syscall(SYS_close_range, 2U, ~0U, 0U) != 0) {
 		long max = sysconf(_SC_OPEN_MAX);
 
@@ -434,6 +423,23 @@ static void watcher_main(int rfd, int topfd, const char *top)
 		rmdir(top);
 	}
 	_exit(0);
+}
+
+/* Writes .watcher (our pid) into the directory, for sweep_stale(). */
+static void mark_watched(int topfd)
+{
+	char pid[24];
+	int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	int fd = topfd < 0 ? -1 :
+		 openat(topfd, ".watcher", O_WRONLY | O_CREAT | O_EXCL |
+			O_CLOEXEC, 0644);
+
+	if (fd >= 0) {
+		if (write(fd, pid, (size_t)n) != n) {
+			/* a sweeper then only trusts the owner's pid */
+		}
+		close(fd);
+	}
 }
 
 /* Reads a NUL-terminated path from fd until EOF into buf (size n). */
@@ -495,6 +501,9 @@ static int watcher_mkdtemp(char *tmpl)
 			_exit(1);
 		}
 		topfd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		/* Before reporting back (so the directory is complete when
+		 * the parent goes on): tell sweepers it is watched. */
+		mark_watched(topfd);
 		if (topfd < 0 || write(r[1], tmpl, len) != (ssize_t)len) {
 			rmdir(tmpl);
 			_exit(1);
