@@ -197,6 +197,7 @@ int pwrap_rewrite_service(const char *in, size_t len, const char *src_name,
 		const char *nul = memchr(p, '\0', (size_t)(le - p));
 		const char *hash;
 		const char *te;
+		const char *fs;
 
 		lineno++;
 		if (logical.len == 0) {
@@ -211,6 +212,14 @@ int pwrap_rewrite_service(const char *in, size_t len, const char *src_name,
 		} else {
 			te = le;
 		}
+		/* Like libpam, a blank line or one that starts with '#' is
+		 * skipped, also in the middle of a continued line. */
+		for (fs = p; fs < te && is_space(*fs); fs++) {
+		}
+		if (fs == te || *fs == '#') {
+			p = nl ? nl + 1 : end;
+			continue;
+		}
 		hash = memchr(p, '#', (size_t)(te - p));
 		if (hash != NULL) {
 			te = hash;
@@ -224,9 +233,11 @@ int pwrap_rewrite_service(const char *in, size_t len, const char *src_name,
 			sb_str(&logical, " ");
 		} else {
 			sb_add(&logical, p, (size_t)(te - p));
-			rewrite_line(&result, logical.p ? logical.p : "",
-				     logical.p ? logical.p + logical.len : "",
-				     src_name, first_line, ops);
+			if (!logical.failed) {
+				rewrite_line(&result, logical.p,
+					     logical.p + logical.len, src_name,
+					     first_line, ops);
+			}
 			logical.len = 0;
 		}
 		if (logical.failed || result.failed) {
@@ -235,9 +246,19 @@ int pwrap_rewrite_service(const char *in, size_t len, const char *src_name,
 		}
 		p = nl ? nl + 1 : end;
 	}
-	if (logical.len > 0) {	/* file ended in a continuation */
+	if (logical.len > 0) {
+		/* The file ends in a continued line, which makes libpam
+		 * refuse the whole file: keep it that way (backslash last,
+		 * no newline). */
 		rewrite_line(&result, logical.p, logical.p + logical.len,
 			     src_name, first_line, ops);
+		if (result.len > 0 && result.p[result.len - 1] == '\n') {
+			result.len--;
+		}
+		sb_str(&result, "\\");
+		PWRAP_LOG(PWRAP_LOG_WARN, "%s:%u: the file ends in a continued "
+			  "line; libpam refuses such a file", src_name,
+			  first_line);
 	}
 	if (result.failed) {
 		errno = ENOMEM;

@@ -107,8 +107,15 @@ static void test_syntax_corners(void **state)
 	CHECK("auth\n", "auth\n");
 	CHECK("auth required\n", "auth required\n");
 	CHECK("@include\n", "@include \n");
-	/* a file ending in a continuation */
-	CHECK("auth required \\", "auth required\n");
+	/* a file ending in a continuation stays one (libpam refuses it) */
+	CHECK("auth required \\", "auth required\\");
+	CHECK("auth required \\\n\n", "auth required\\");
+	/* blank and comment lines inside a continuation are skipped */
+	CHECK("auth required \\\n# c\n\n pam_matrix.so\n",
+	      "auth required /M/pam_matrix.so\n");
+	/* a comment after text ends the line, backslash or not */
+	CHECK("auth required # \\\npam_matrix.so x\n",
+	      "auth required\npam_matrix.so x\n");
 }
 
 int main(void)

@@ -162,6 +162,13 @@ static void test_redirect(void **state)
 	assert_int_equal(txn("permit", 'm'), PAM_SUCCESS);
 	assert_int_equal(txn("deny", 'a'), PAM_AUTH_ERR);
 	assert_int_equal(txn("deny", 'm'), PAM_AUTH_ERR);
+	/* read as libpam reads it: a comment line inside a continued line is
+	 * skipped; a file that ends in a continuation is refused */
+	pt_write_file(*state, "cont", "auth required \\\n# c\n\n"
+		      "  pam_permit.so\n");
+	assert_int_equal(txn("cont", 'a'), PAM_SUCCESS);
+	pt_write_file(*state, "cont", "auth required pam_permit.so \\\n");
+	assert_int_equal(txn("cont", 'a'), 1000 + PAM_ABORT);
 	/* libpam lowercases and keeps the part after the last '/' */
 	assert_int_equal(txn("PERMIT", 'a'), PAM_SUCCESS);
 	assert_int_equal(txn("/usr/sbin/permit", 'a'), PAM_SUCCESS);
