@@ -896,7 +896,7 @@ static int publish_runtime_dir(void)
 	const char *(*rd)(void) = NULL;
 	const char *dir;
 	PyObject *os = NULL;
-	PyObject *environ = NULL;
+	PyObject *env_map = NULL;
 	PyObject *key = NULL;
 	PyObject *value = NULL;
 	int rc = -1;
@@ -906,15 +906,15 @@ static int publish_runtime_dir(void)
 		return 0;	/* not wrapped, or an upstream wrapper */
 	}
 	os = PyImport_ImportModule("os");
-	environ = os ? PyObject_GetAttrString(os, "environ") : NULL;
-	key = environ ? PyUnicode_FromString("PAM_WRAPPER_RUNTIME_DIR") : NULL;
+	env_map = os ? PyObject_GetAttrString(os, "environ") : NULL;
+	key = env_map ? PyUnicode_FromString("PAM_WRAPPER_RUNTIME_DIR") : NULL;
 	value = key ? PyUnicode_DecodeFSDefault(dir) : NULL;
-	if (value != NULL && PyObject_SetItem(environ, key, value) == 0) {
+	if (value != NULL && PyObject_SetItem(env_map, key, value) == 0) {
 		rc = 0;
 	}
 	Py_XDECREF(value);
 	Py_XDECREF(key);
-	Py_XDECREF(environ);
+	Py_XDECREF(env_map);
 	Py_XDECREF(os);
 	return rc;
 }
