@@ -228,6 +228,9 @@ static enum pamtest_err pamtest_run(const char *service, const char *user,
 		if (test_cases == NULL && num_test_cases > 0) {
 			return PAMTEST_ERR_INTERNAL;
 		}
+		if (service == NULL) {
+			return PAMTEST_ERR_START;	/* pam_start's is nonnull */
+		}
 		rv = pam_start(service, user, conv, &ph);
 		if (rv != PAM_SUCCESS || ph == NULL) {
 			/* Linux-PAM frees the handle of a failed pam_start(). */
