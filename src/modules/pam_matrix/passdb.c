@@ -28,8 +28,8 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
 #endif
 
 #include <security/pam_ext.h>
@@ -58,10 +58,12 @@ static int pm_open_error(pam_handle_t *pamh, const char *path,
 	return errnum == ENOMEM ? PAM_BUF_ERR : PAM_AUTHINFO_UNAVAIL;
 }
 
-/* Reads FD to its end into a malloc'd buffer (files that cannot be
- * mapped: pipes, /proc files, character devices). */
+/* Reads FD to its end into a malloc'd buffer (small files, and files that
+ * cannot be mapped: pipes, /proc files, character devices).  HINT is the
+ * expected size: a regular file is then read with one read() that asks for
+ * a byte more, whose short count tells the end. */
 static int pm_read_all(pam_handle_t *pamh, const char *path, int fd,
-		       struct pm_passdb *db)
+		       size_t hint, struct pm_passdb *db)
 {
 	size_t cap = 0;
 
@@ -69,7 +71,9 @@ static int pm_read_all(pam_handle_t *pamh, const char *path, int fd,
 		ssize_t n;
 
 		if (db->size == cap) {
-			size_t ncap = cap ? cap * 2 : 65536;
+			size_t ncap = cap    ? cap * 2
+				      : hint ? hint + 1
+					     : 65536;
 			char *nbuf = malloc(ncap);
 
 			if (nbuf == NULL || ncap < cap) {
@@ -96,15 +100,27 @@ static int pm_read_all(pam_handle_t *pamh, const char *path, int fd,
 			return pm_open_error(pamh, path, "read", errno);
 		}
 		db->size += (size_t)n;
+		if (hint > 0 && db->size < cap) {
+			/* A regular file at its end (a short read). */
+			return PAM_SUCCESS;
+		}
 	}
 }
 
 int pm_passdb_load(pam_handle_t *pamh, const char *path, int fd,
 		   struct pm_passdb *db)
 {
-	int own_fd = -1;
 	struct stat st;
+
+	return pm_passdb_load_st(pamh, path, fd, db, &st);
+}
+
+int pm_passdb_load_st(pam_handle_t *pamh, const char *path, int fd,
+		      struct pm_passdb *db, struct stat *st)
+{
+	int own_fd = -1;
 	int rv = PAM_SUCCESS;
+	bool reg;
 
 	db->path = path;
 	db->data = NULL;
@@ -118,32 +134,37 @@ int pm_passdb_load(pam_handle_t *pamh, const char *path, int fd,
 		}
 		fd = own_fd;
 	}
-	if (fstat(fd, &st) != 0) {
+	if (fstat(fd, st) != 0) {
 		rv = pm_open_error(pamh, path, "stat", errno);
 		goto out;
 	}
-	if (S_ISDIR(st.st_mode)) {
+	if (S_ISDIR(st->st_mode)) {
 		rv = pm_open_error(pamh, path, "read", EISDIR);
 		goto out;
 	}
-	if (S_ISREG(st.st_mode) && st.st_size > 0) {
+	reg = S_ISREG(st->st_mode);
+	if (reg && st->st_size >= PM_READ_MAX) {
 		void *m;
 
-		if ((uintmax_t)st.st_size > SIZE_MAX) {
+		if ((uintmax_t)st->st_size > SIZE_MAX) {
 			rv = pm_open_error(pamh, path, "map", EFBIG);
 			goto out;
 		}
-		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+		m = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE,
 			 fd, 0);
 		if (m != MAP_FAILED) {
 			db->data = m;
-			db->size = (size_t)st.st_size;
+			db->size = (size_t)st->st_size;
 			db->mapped = true;
 		}
 	}
 	/* Empty regular files need no buffer; the rest are read whole. */
-	if (!db->mapped && !(S_ISREG(st.st_mode) && st.st_size == 0)) {
-		rv = pm_read_all(pamh, path, fd, db);
+	if (!db->mapped && !(reg && st->st_size == 0)) {
+		size_t hint = reg && st->st_size < PM_READ_MAX
+				      ? (size_t)st->st_size
+				      : 0;
+
+		rv = pm_read_all(pamh, path, fd, hint, db);
 		if (rv != PAM_SUCCESS) {
 			goto out;
 		}
@@ -174,6 +195,46 @@ void pm_passdb_close(struct pm_passdb *db)
 	db->mapped = false;
 }
 
+/* ---- line rules ------------------------------------------------------ */
+
+/* Why a line is skipped; PM_VALID and PM_COMMENT are not logged. */
+enum pm_why {
+	PM_VALID,
+	PM_COMMENT,
+	PM_BLANK,
+	PM_LONG,
+	PM_CRLF,
+	PM_NUL,
+	PM_FEW,
+	PM_MANY,
+	PM_NOUSER,
+	PM_NWHY
+};
+
+static const char *const pm_why_text[PM_NWHY] = {
+	[PM_VALID] = "valid",
+	[PM_COMMENT] = "comment",
+	[PM_BLANK] = "blank line",
+	[PM_LONG] = "line longer than " PM_STR(PM_LINE_MAX) " bytes",
+	[PM_CRLF] = "CRLF line ending (line ends with CR)",
+	[PM_NUL] = "NUL byte in line",
+	[PM_FEW] = "too few fields (expected user:password:service)",
+	[PM_MANY] = "too many fields (expected user:password:service)",
+	[PM_NOUSER] = "empty user name",
+};
+
+const char *pm_passdb_why(unsigned why)
+{
+	return why < PM_NWHY ? pm_why_text[why] : "malformed line";
+}
+
+void pm_passdb_log_bad(pam_handle_t *pamh, const char *path,
+		       unsigned long lineno, unsigned why)
+{
+	pam_syslog(pamh, LOG_WARNING, "%s:%lu: %s, line skipped", path, lineno,
+		   pm_passdb_why(why));
+}
+
 static bool pm_is_blank(const char *p, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
@@ -184,138 +245,55 @@ static bool pm_is_blank(const char *p, size_t len)
 	return true;
 }
 
-/* What the scanner learnt about one line while finding its end. */
-struct pm_line {
-	size_t start;  /* offsets into the passdb data */
-	size_t end;    /* of the '\n', or the data's size */
-	size_t ncolon; /* ':' bytes in the line */
-	bool nul;      /* a NUL byte somewhere in the line */
-};
-
-/* Why line L is skipped, or NULL when it is a valid entry. */
-static const char *pm_check(const char *base, const struct pm_line *l)
+/* The exact rules for the line P[0..LEN) (without its '\n'), in the order
+ * of the man page.  *C1 gets the offset of the first ':' of a valid line. */
+static enum pm_why pm_classify(const char *p, size_t len, size_t *c1)
 {
-	const char *p = base + l->start;
-	size_t len = l->end - l->start;
+	size_t ncolon = 0;
+	bool nul = false;
 
+	if (len > 0 && p[0] == '#') {
+		return PM_COMMENT;
+	}
 	if (len == 0 || ((p[0] == ' ' || p[0] == '\t' || p[0] == '\r') &&
 			 pm_is_blank(p, len))) {
-		return "blank line";
+		return PM_BLANK;
 	}
 	if (len > PM_LINE_MAX) {
-		return "line longer than " PM_STR(PM_LINE_MAX) " bytes";
+		return PM_LONG;
 	}
 	if (p[len - 1] == '\r') {
-		return "CRLF line ending (line ends with CR)";
+		return PM_CRLF;
 	}
-	if (l->nul) {
-		return "NUL byte in line";
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] == ':' && ncolon++ == 0) {
+			*c1 = i;
+		}
+		nul |= p[i] == '\0';
 	}
-	if (l->ncolon < 2) {
-		return "too few fields (expected user:password:service)";
+	if (nul) {
+		return PM_NUL;
 	}
-	if (l->ncolon > 2) {
-		return "too many fields (expected user:password:service)";
+	if (ncolon < 2) {
+		return PM_FEW;
+	}
+	if (ncolon > 2) {
+		return PM_MANY;
 	}
 	if (p[0] == ':') {
-		return "empty user name";
+		return PM_NOUSER;
 	}
-	return NULL;
+	return PM_VALID;
 }
 
-/*
- * The scanner looks at 64 bytes at a time and gets a bit mask of the bytes
- * that are '\n', ':' or NUL; it branches once per line, not per byte, and
- * counts a line's colons by popcount.  A million-line passdb takes a few
- * milliseconds.
- */
-#define PM_BLOCK 64
-
-struct pm_masks {
-	uint64_t nl;
-	uint64_t colon;
-	uint64_t nul;
-};
-
-static inline __attribute__((always_inline)) void
-pm_block_masks(const char *p, struct pm_masks *m)
+void pm_passdb_entry_at(const struct pm_passdb *db, size_t off, size_t ulen,
+			unsigned long lineno, struct pm_entry *e)
 {
-#if defined(__SSE2__)
-	const __m128i nl = _mm_set1_epi8('\n');
-	const __m128i colon = _mm_set1_epi8(':');
-	const __m128i zero = _mm_setzero_si128();
+	const char *p = db->data + off;
+	const char *nl = memchr(p, '\n', db->size - off);
+	size_t len = nl != NULL ? (size_t)(nl - p) : db->size - off;
+	const char *c2 = memchr(p + ulen + 1, ':', len - ulen - 1);
 
-	m->nl = m->colon = m->nul = 0;
-	for (unsigned i = 0; i < PM_BLOCK; i += 16) {
-		const __m128i v =
-			_mm_loadu_si128((const __m128i *)(const void *)(p + i));
-
-		m->nl |= (uint64_t)(unsigned)_mm_movemask_epi8(
-				 _mm_cmpeq_epi8(v, nl))
-			 << i;
-		m->colon |= (uint64_t)(unsigned)_mm_movemask_epi8(
-				    _mm_cmpeq_epi8(v, colon))
-			    << i;
-		m->nul |= (uint64_t)(unsigned)_mm_movemask_epi8(
-				  _mm_cmpeq_epi8(v, zero))
-			  << i;
-	}
-#else
-	m->nl = m->colon = m->nul = 0;
-	for (unsigned i = 0; i < PM_BLOCK; i++) {
-		m->nl |= (uint64_t)(p[i] == '\n') << i;
-		m->colon |= (uint64_t)(p[i] == ':') << i;
-		m->nul |= (uint64_t)(p[i] == '\0') << i;
-	}
-#endif
-}
-
-/* Bits set in a mask, without relying on a POPCNT instruction. */
-static unsigned pm_popcount64(uint64_t x)
-{
-	x = x - ((x >> 1) & 0x5555555555555555ULL);
-	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-	return (unsigned)((x * 0x0101010101010101ULL) >> 56);
-}
-
-/*
- * Handles one finished line: tells whether it is USER's (USER has no ':',
- * so a valid line starting "USER:" is USER's).  Almost every line passes
- * the quick test; the others are comments, or are classified by pm_check
- * and logged.
- */
-static inline __attribute__((always_inline)) bool
-pm_line_done(pam_handle_t *pamh, const struct pm_passdb *db,
-	     const struct pm_line *l, unsigned long lineno, const char *user,
-	     size_t ulen, struct pm_entry *e)
-{
-	const char *p = db->data + l->start;
-	const size_t len = l->end - l->start;
-	const char *c2;
-
-	if (len == 0 || len > PM_LINE_MAX || l->ncolon != 2 || l->nul ||
-	    p[0] == '#' || p[0] == ':' || p[len - 1] == '\r') {
-		const char *why;
-
-		if (len > 0 && p[0] == '#') {
-			return false; /* comment */
-		}
-		why = pm_check(db->data, l);
-		if (why != NULL) {
-			pam_syslog(pamh, LOG_WARNING,
-				   "%s:%lu: %s, line skipped", db->path,
-				   lineno, why);
-			return false;
-		}
-	}
-	/* Last byte of the name first: cheap, and it is where numbered
-	 * test users differ. */
-	if (len <= ulen || p[ulen] != ':' || p[ulen - 1] != user[ulen - 1] ||
-	    memcmp(p, user, ulen) != 0) {
-		return false;
-	}
-	c2 = memchr(p + ulen + 1, ':', len - ulen - 1);
 	e->line = p;
 	e->line_len = len;
 	e->lineno = lineno;
@@ -323,67 +301,440 @@ pm_line_done(pam_handle_t *pamh, const struct pm_passdb *db,
 	e->pass_len = (size_t)(c2 - e->pass);
 	e->service = c2 + 1;
 	e->service_len = (size_t)(p + len - e->service);
-	return true;
+}
+
+/* ---- the bulk scanner -------------------------------------------------- */
+
+/*
+ * The file is cut into pieces of about PM_PIECE bytes that end after a
+ * '\n'.  One pass over a piece (pm_piece_*) finds the first line that
+ * starts with "USER:" and proves the lines valid in bulk, at about a byte
+ * per cycle; only when the proof fails - the piece has a malformed line, a
+ * comment that does not look like an entry, or a CR - are its lines parsed
+ * one by one to log the bad ones.  A piece is at most PM_LINE_MAX + 1
+ * bytes for the proof, which then needs no length check; longer ones (long
+ * lines) are parsed exactly.
+ */
+#define PM_PIECE 4096
+
+/* What pm_piece_* looks for: on is false when there is nobody to look for
+ * or the name is too long (>= 64 bytes) for pm_piece's shifts. */
+struct pm_needle {
+	const char *user;
+	size_t ulen;
+	char c1; /* user[ulen - 1] */
+	char c3; /* user[ulen - 2], when ulen >= 2 */
+	bool on;
+};
+
+/* Bits set in a mask, without relying on a POPCNT instruction. */
+static inline __attribute__((always_inline)) unsigned
+pm_popcount64(uint64_t x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (unsigned)((x * 0x0101010101010101ULL) >> 56);
+}
+
+static inline __attribute__((always_inline)) uint64_t pm_pxor64(uint64_t x)
+{
+	x ^= x << 1;
+	x ^= x << 2;
+	x ^= x << 4;
+	x ^= x << 8;
+	x ^= x << 16;
+	x ^= x << 32;
+	return x;
+}
+
+/* X + Y + CIN (CIN 0 or 1) into *SUM; returns the carry out. */
+static inline __attribute__((always_inline)) uint64_t
+pm_adc64(uint64_t cin, uint64_t x, uint64_t y, uint64_t *sum)
+{
+	uint64_t s1, s2;
+	bool c1 = __builtin_add_overflow(x, y, &s1);
+	bool c2 = __builtin_add_overflow(s1, cin, &s2);
+
+	*sum = s2;
+	return (uint64_t)(c1 | c2);
+}
+
+/* Portable: 8 bytes at a time, with the "has a zero byte" trick. */
+static inline __attribute__((always_inline)) uint64_t
+pm_eq_generic(const char *p, char c)
+{
+	const uint64_t ones = 0x0101010101010101ULL;
+	const uint64_t highs = 0x8080808080808080ULL;
+	uint64_t m = 0;
+
+	for (unsigned i = 0; i < 64; i += 8) {
+		uint64_t w, t;
+		uint8_t bytes[8];
+
+		memcpy(&w, p + i, 8);
+		w ^= ones * (unsigned char)c; /* matching bytes are now 0 */
+		/* Exact: 0x80 in each zero byte, no false positives. */
+		t = ~(((w & ~highs) + ~highs) | w) & highs;
+		memcpy(bytes, &t, 8);
+		for (unsigned j = 0; j < 8; j++) {
+			m |= (uint64_t)(bytes[j] >> 7) << (i + j);
+		}
+	}
+	return m;
+}
+
+#define PM_ISA generic
+#define PM_ATTR
+#define PM_EQ pm_eq_generic
+#define PM_POPCNT pm_popcount64
+#define PM_PXOR pm_pxor64
+#define PM_ADC pm_adc64
+#include "passdb_kern.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define PM_X86 1
+
+/* One ADC instruction. */
+static inline __attribute__((always_inline)) uint64_t
+pm_adc_x86(uint64_t cin, uint64_t x, uint64_t y, uint64_t *sum)
+{
+	unsigned long long r;
+	uint64_t c = _addcarry_u64((unsigned char)cin, x, y, &r);
+
+	*sum = r;
+	return c;
+}
+
+/* Baseline x86-64: SSE2, a software popcount and prefix xor. */
+static inline __attribute__((always_inline)) uint64_t
+pm_eq_sse2(const char *p, char c)
+{
+	const __m128i v = _mm_set1_epi8(c);
+	uint64_t m = 0;
+
+	for (unsigned i = 0; i < 64; i += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+
+		m |= (uint64_t)(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, v))
+		     << i;
+	}
+	return m;
+}
+
+#define PM_ISA sse2
+#define PM_ATTR
+#define PM_EQ pm_eq_sse2
+#define PM_POPCNT pm_popcount64
+#define PM_PXOR pm_pxor64
+#define PM_ADC pm_adc_x86
+#include "passdb_kern.h"
+
+#define PM_T_AVX2 __attribute__((target("avx2,popcnt,pclmul"), always_inline))
+#define PM_T_AVX512 \
+	__attribute__((target("avx512f,avx512bw,popcnt,pclmul"), always_inline))
+
+static inline PM_T_AVX2 uint64_t pm_eq_avx2(const char *p, char c)
+{
+	const __m256i v = _mm256_set1_epi8(c);
+	__m256i a = _mm256_loadu_si256((const __m256i *)(const void *)p);
+	__m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+
+	return (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(a, v)) |
+	       (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(b, v))
+		       << 32;
+}
+
+static inline PM_T_AVX2 unsigned pm_popcnt_avx2(uint64_t x)
+{
+	return (unsigned)__builtin_popcountll(x);
+}
+
+/* Carry-less multiplication by all ones is a prefix xor. */
+static inline PM_T_AVX2 uint64_t pm_pxor_avx2(uint64_t x)
+{
+	return (uint64_t)_mm_cvtsi128_si64(_mm_clmulepi64_si128(
+		_mm_cvtsi64_si128((long long)x), _mm_set1_epi8((char)0xff), 0));
+}
+
+#define PM_ISA avx2
+#define PM_ATTR __attribute__((target("avx2,popcnt,pclmul")))
+#define PM_EQ pm_eq_avx2
+#define PM_POPCNT pm_popcnt_avx2
+#define PM_PXOR pm_pxor_avx2
+#define PM_ADC pm_adc_x86
+#include "passdb_kern.h"
+
+static inline PM_T_AVX512 uint64_t pm_eq_avx512(const char *p, char c)
+{
+	return (uint64_t)_mm512_cmpeq_epi8_mask(_mm512_loadu_si512(p),
+						_mm512_set1_epi8(c));
+}
+
+#define PM_ISA avx512
+#define PM_ATTR __attribute__((target("avx512f,avx512bw,popcnt,pclmul")))
+#define PM_EQ pm_eq_avx512
+#define PM_POPCNT pm_popcnt_avx2 /* AVX-512F implies AVX2 */
+#define PM_PXOR pm_pxor_avx2
+#define PM_ADC pm_adc_x86
+#include "passdb_kern.h"
+#endif /* x86-64 */
+
+struct pm_kernels {
+	size_t (*piece)(const char *d, size_t size, size_t a, size_t b,
+			const struct pm_needle *n, bool *ok,
+			unsigned long *nlines);
+	size_t (*search)(const char *d, size_t size, size_t from, size_t to,
+			 const char *user, size_t ulen);
+};
+
+int pm_passdb_isa = -1;
+
+static const struct pm_kernels pm_kernel_table[] = {
+	{ pm_piece_generic, pm_search_generic },
+#ifdef PM_X86
+	{ pm_piece_sse2, pm_search_sse2 },
+	{ pm_piece_avx2, pm_search_avx2 },
+	{ pm_piece_avx512, pm_search_avx512 },
+#endif
+};
+
+#define PM_NKERNELS (sizeof(pm_kernel_table) / sizeof(pm_kernel_table[0]))
+
+/* The best kernels this CPU runs (valgrind hides what it cannot emulate,
+ * AVX-512 for one, from CPUID).  Racing first calls store the same value. */
+static const struct pm_kernels *pm_kernels(void)
+{
+	int isa = __atomic_load_n(&pm_passdb_isa, __ATOMIC_RELAXED);
+
+	if (isa < 0 || (size_t)isa >= PM_NKERNELS) {
+		isa = 0;
+#ifdef PM_X86
+		__builtin_cpu_init();
+		isa = 1;
+		if (__builtin_cpu_supports("avx2") &&
+		    __builtin_cpu_supports("popcnt") &&
+		    __builtin_cpu_supports("pclmul")) {
+			isa = 2;
+			if (__builtin_cpu_supports("avx512f") &&
+			    __builtin_cpu_supports("avx512bw")) {
+				isa = 3;
+			}
+		}
+#endif
+		__atomic_store_n(&pm_passdb_isa, isa, __ATOMIC_RELAXED);
+	}
+	return &pm_kernel_table[isa];
+}
+
+/* One scan and where it reports lines: find() logs bad lines to pamh and
+ * looks for user; walk() hands every line to w. */
+struct pm_scan {
+	const struct pm_passdb *db;
+	const struct pm_kernels *k;
+	unsigned long lineno; /* lines before the current position */
+	pam_handle_t *pamh;
+	const char *user; /* NULL: nobody to look for */
+	size_t ulen;
+	struct pm_entry *e;
+	const struct pm_walker *w;
+	bool stop; /* found, or the walker asked to stop */
+};
+
+/* Start of the piece after POS: after the first '\n' at or beyond
+ * POS + PM_PIECE - 1, or the end. */
+static size_t pm_piece_end(const struct pm_passdb *db, size_t pos)
+{
+	const char *nl;
+
+	if (db->size - pos <= PM_PIECE) {
+		return db->size;
+	}
+	nl = memchr(db->data + pos + PM_PIECE - 1, '\n',
+		    db->size - (pos + PM_PIECE - 1));
+	return nl != NULL ? (size_t)(nl - db->data) + 1 : db->size;
+}
+
+/* The exact parser: every line in [A, B) (A a line start), one at a time:
+ * bad lines are logged or handed to the walker, USER's line ends the scan. */
+static void pm_exact(struct pm_scan *s, size_t a, size_t b)
+{
+	const char *d = s->db->data;
+
+	while (a < b && !s->stop) {
+		const char *nl = memchr(d + a, '\n', b - a);
+		size_t len = nl != NULL ? (size_t)(nl - (d + a)) : b - a;
+		size_t c1 = 0;
+		enum pm_why why = pm_classify(d + a, len, &c1);
+
+		s->lineno++;
+		if (s->w != NULL) {
+			if (why == PM_VALID) {
+				s->stop = !s->w->entry(s->w->ctx, a, c1,
+						       s->lineno);
+			} else if (why != PM_COMMENT) {
+				s->stop = !s->w->bad(s->w->ctx, a, s->lineno,
+						     why);
+			}
+		} else if (why == PM_VALID) {
+			if (s->user != NULL && c1 == s->ulen &&
+			    memcmp(d + a, s->user, s->ulen) == 0) {
+				pm_passdb_entry_at(s->db, a, c1, s->lineno,
+						   s->e);
+				s->stop = true;
+			}
+		} else if (why != PM_COMMENT) {
+			pm_passdb_log_bad(s->pamh, s->db->path, s->lineno,
+					  why);
+		}
+		a += len + 1;
+	}
+}
+
+/* Walker only: the lines of [A, B), proven valid (or comments). */
+static void pm_walk_valid(struct pm_scan *s, size_t a, size_t b)
+{
+	const char *d = s->db->data;
+
+	while (a < b) {
+		const char *p = d + a;
+		const char *c1 = memchr(p, ':', b - a);
+		const char *nl = memchr(c1 + 1, '\n', b - a - (size_t)(c1 - p) - 1);
+
+		s->lineno++;
+		if (p[0] != '#' &&
+		    !s->w->entry(s->w->ctx, a, (size_t)(c1 - p), s->lineno)) {
+			s->stop = true;
+			return;
+		}
+		a = (size_t)(nl - d) + 1;
+	}
+}
+
+/* Lines of [A, B), B a line start: proven in bulk, else parsed exactly.
+ * When N is not NULL, looks for its user first: returns where the first
+ * line after A that starts with "USER:" begins (the lines before it
+ * handled, not it), or SIZE_MAX when there is none. */
+static size_t pm_run(struct pm_scan *s, size_t a, size_t b,
+		     const struct pm_needle *n)
+{
+	static const struct pm_needle none = { NULL, 0, 0, 0, false };
+	const bool small = b - a <= PM_LINE_MAX + 1;
+	unsigned long nl = 0;
+	bool ok = false;
+
+	if (a >= b) {
+		return SIZE_MAX;
+	}
+	if (n != NULL && (!small || !n->on)) {
+		/* Long lines or a long name: the search on its own. */
+		size_t i = s->k->search(s->db->data, s->db->size, a, b - 1,
+					n->user, n->ulen);
+
+		if (i != SIZE_MAX) {
+			(void)pm_run(s, a, i + 1, NULL);
+			return i + 1;
+		}
+		n = NULL;
+	}
+	if (small) {
+		size_t cand = s->k->piece(s->db->data, s->db->size, a, b,
+					  n != NULL ? n : &none, &ok, &nl);
+
+		if (cand != SIZE_MAX) {
+			(void)pm_run(s, a, cand, NULL);
+			return cand;
+		}
+	}
+	if (ok && s->w == NULL) {
+		s->lineno += nl;
+	} else if (ok) {
+		pm_walk_valid(s, a, b);
+	} else {
+		pm_exact(s, a, b);
+	}
+	return SIZE_MAX;
+}
+
+/* Whether the line at OFF starts with "USER:". */
+static bool pm_starts_with_user(const struct pm_passdb *db, size_t off,
+				const char *user, size_t ulen)
+{
+	return db->size - off > ulen && db->data[off + ulen] == ':' &&
+	       memcmp(db->data + off, user, ulen) == 0;
+}
+
+/* The scan of find() and walk(): piece by piece. */
+static void pm_scan_all(struct pm_scan *s)
+{
+	const struct pm_passdb *db = s->db;
+	const char *d = db->data;
+	struct pm_needle n = { s->user, s->ulen, 0, 0, false };
+	size_t pos = 0;
+
+	if (s->user != NULL) {
+		n.c1 = s->user[s->ulen - 1];
+		n.c3 = s->ulen >= 2 ? s->user[s->ulen - 2] : 0;
+		n.on = s->ulen < 64; /* pm_piece's shifts */
+	}
+	while (pos < db->size && !s->stop) {
+		size_t end = pm_piece_end(db, pos);
+		size_t full = end; /* end of the complete lines */
+		size_t cand = SIZE_MAX;
+
+		if (d[end - 1] != '\n') {
+			const char *nl = memrchr(d + pos, '\n', end - pos);
+
+			full = nl != NULL ? (size_t)(nl - d) + 1 : pos;
+		}
+		if (s->user != NULL && pm_starts_with_user(db, pos, s->user,
+							   s->ulen)) {
+			cand = pos;
+		} else if (full > pos) {
+			cand = pm_run(s, pos, full,
+				      s->user != NULL ? &n : NULL);
+		}
+		if (cand != SIZE_MAX) {
+			/* Its own exact check: the first valid one is it. */
+			const char *nl = memchr(d + cand, '\n', db->size - cand);
+			size_t len = nl != NULL ? (size_t)(nl - (d + cand))
+						: db->size - cand;
+
+			pm_exact(s, cand, cand + len);
+			pos = cand + len + 1;
+			continue;
+		}
+		/* The last line without its '\n'. */
+		pm_exact(s, full, end);
+		pos = end;
+	}
 }
 
 bool pm_passdb_find(pam_handle_t *pamh, const struct pm_passdb *db,
 		    const char *user, struct pm_entry *e)
 {
 	const size_t ulen = strlen(user);
-	const char *base = db->data;
-	const size_t size = db->size;
-	struct pm_line l = { 0, 0, 0, false };
-	unsigned long lineno = 0;
-	/* An empty name, or one with ':' or '\n', can match no line; still
-	 * scan, so that bad lines are reported the same way. */
-	const size_t mlen =
-		ulen == 0 || strpbrk(user, ":\n") != NULL ? SIZE_MAX : ulen;
+	struct pm_scan s = { db, pm_kernels(), 0, pamh, NULL, 0, e, NULL,
+			     false };
 
-	for (size_t blk = 0; blk < size; blk += PM_BLOCK) {
-		struct pm_masks m;
-		uint64_t nl;
-
-		if (size - blk >= PM_BLOCK) {
-			pm_block_masks(base + blk, &m);
-		} else {
-			/* Pad the tail with a byte that is no event. */
-			char tail[PM_BLOCK];
-
-			memset(tail, 'x', sizeof(tail));
-			memcpy(tail, base + blk, size - blk);
-			pm_block_masks(tail, &m);
-			explicit_bzero(tail, sizeof(tail)); /* may hold a password */
-		}
-		for (nl = m.nl; nl != 0; nl &= nl - 1) {
-			unsigned bit = (unsigned)__builtin_ctzll(nl);
-			/* bits 0..bit */
-			uint64_t upto = bit == 63 ? ~0ULL : (2ULL << bit) - 1;
-
-			l.ncolon += pm_popcount64(m.colon & upto);
-			m.colon &= ~upto;
-			if (m.nul != 0) { /* rare: most blocks have none */
-				l.nul = l.nul || (m.nul & upto) != 0;
-				m.nul &= ~upto;
-			}
-			l.end = blk + bit;
-			lineno++;
-			if (pm_line_done(pamh, db, &l, lineno, user, mlen,
-					 e)) {
-				return true;
-			}
-			l.start = l.end + 1;
-			l.ncolon = 0;
-			l.nul = false;
-		}
-		l.ncolon += pm_popcount64(m.colon);
-		l.nul = l.nul || m.nul != 0;
+	/* An empty name, or one with ':' or '\n', can match no line, nor can
+	 * one too long for a valid line; still scan, so that bad lines are
+	 * reported the same way. */
+	if (ulen > 0 && ulen < PM_LINE_MAX && strpbrk(user, ":\n") == NULL) {
+		s.user = user;
+		s.ulen = ulen;
 	}
-	if (l.start < size) {
-		l.end = size;
-		lineno++;
-		return pm_line_done(pamh, db, &l, lineno, user, mlen, e);
-	}
-	return false;
+	pm_scan_all(&s);
+	return s.stop;
+}
+
+bool pm_passdb_walk(const struct pm_passdb *db, const struct pm_walker *w)
+{
+	struct pm_scan s = { db, pm_kernels(), 0, NULL, NULL, 0, NULL, w,
+			     false };
+
+	pm_scan_all(&s);
+	return !s.stop;
 }
 
 /*

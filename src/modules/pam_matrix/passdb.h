@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pam_matrix's password database: a text file of "user:password:service"
- * lines.  Reading maps the whole file (or reads it whole when it cannot be
- * mapped) and scans it 16 bytes at a time, so looking up the last of a
- * million users costs milliseconds.  Malformed lines are skipped with a
- * "file:line: reason" log message and never crash the module.  Changing a
- * password rewrites the file atomically under an exclusive lock.
+ * lines.  Reading maps a big file (small ones and files that cannot be
+ * mapped are read whole); a lookup searches the bytes for "\nUSER:" and
+ * proves the lines before the hit valid in bulk, 64 bytes at a time, so
+ * looking up the last of a million users costs about a millisecond.
+ * Malformed lines are skipped with a "file:line: reason" log message and
+ * never crash the module.  Changing a password rewrites the file atomically
+ * under an exclusive lock.  passdb_cache.h keeps loaded files and an index
+ * across lookups; this file knows nothing of it.
  */
 #ifndef PM_PASSDB_H
 #define PM_PASSDB_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include <security/pam_modules.h>
 
@@ -38,6 +42,10 @@ struct pm_entry {
 	size_t service_len;
 };
 
+/* Regular files smaller than this are read into memory, bigger ones are
+ * mapped. */
+#define PM_READ_MAX 65536
+
 /*
  * Loads PATH (or, when FD >= 0, the already open FD, which stays open).
  * Returns PAM_SUCCESS, PAM_AUTHINFO_UNAVAIL when the file cannot be opened
@@ -45,6 +53,10 @@ struct pm_entry {
  */
 int pm_passdb_load(pam_handle_t *pamh, const char *path, int fd,
 		   struct pm_passdb *db);
+
+/* The same; *ST gets the fstat of what was loaded (on success). */
+int pm_passdb_load_st(pam_handle_t *pamh, const char *path, int fd,
+		      struct pm_passdb *db, struct stat *st);
 
 /* Releases what pm_passdb_load took; safe on an initialised, unloaded db. */
 void pm_passdb_close(struct pm_passdb *db);
@@ -55,6 +67,37 @@ void pm_passdb_close(struct pm_passdb *db);
  */
 bool pm_passdb_find(pam_handle_t *pamh, const struct pm_passdb *db,
 		    const char *user, struct pm_entry *e);
+
+/*
+ * Visits every line of DB in order, for building an index.  ENTRY gets each
+ * valid line (OFF: its offset in db->data, ULEN: the length of its user
+ * name, LINENO: its 1-based number), BAD each malformed one (WHY: see
+ * pm_passdb_why); comments are skipped.  Either returns false to stop the
+ * walk, which then returns false.  Nothing is logged.
+ */
+struct pm_walker {
+	bool (*entry)(void *ctx, size_t off, size_t ulen, unsigned long lineno);
+	bool (*bad)(void *ctx, size_t off, unsigned long lineno, unsigned why);
+	void *ctx;
+};
+
+bool pm_passdb_walk(const struct pm_passdb *db, const struct pm_walker *w);
+
+/* Fills E from the valid line at OFF whose user name has ULEN bytes. */
+void pm_passdb_entry_at(const struct pm_passdb *db, size_t off, size_t ulen,
+			unsigned long lineno, struct pm_entry *e);
+
+/* The reason text of a malformed line (WHY as given to pm_walker.bad). */
+const char *pm_passdb_why(unsigned why);
+
+/* Logs "PATH:LINENO: <reason>, line skipped" as a lookup does. */
+void pm_passdb_log_bad(pam_handle_t *pamh, const char *path,
+		       unsigned long lineno, unsigned why);
+
+/* Tests only: which scanner to use (0 portable C, 1 SSE2, 2 AVX2, 3
+ * AVX-512BW; x86-64 has all four), or -1 (the default) for the best one
+ * the CPU has.  Forcing one the CPU lacks crashes. */
+extern int pm_passdb_isa;
 
 /*
  * Replaces the password of USER's line in the passdb at PATH by NEWPW,
