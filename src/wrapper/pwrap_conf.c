@@ -250,9 +250,11 @@ int pwrap_rewrite_service(const char *in, size_t len, const char *src_name,
 		/* The file ends in a continued line, which makes libpam
 		 * refuse the whole file: keep it that way (backslash last,
 		 * no newline). */
+		size_t before = result.len;
+
 		rewrite_line(&result, logical.p, logical.p + logical.len,
 			     src_name, first_line, ops);
-		if (result.len > 0 && result.p[result.len - 1] == '\n') {
+		if (result.len > before && result.p[result.len - 1] == '\n') {
 			result.len--;
 		}
 		sb_str(&result, "\\");

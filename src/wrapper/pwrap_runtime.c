@@ -497,16 +497,25 @@ static int watcher_mkdtemp(char *tmpl)
 		}
 		close(p[1]);
 		close(r[0]);
+		/* A parent killed by now must not take us with SIGPIPE: we
+		 * still have to remove what we create. */
+		signal(SIGPIPE, SIG_IGN);
 		if (mkdtemp(tmpl) == NULL) {
 			_exit(1);
 		}
 		topfd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		/* Before reporting back (so the directory is complete when
-		 * the parent goes on): tell sweepers it is watched. */
-		mark_watched(topfd);
-		if (topfd < 0 || write(r[1], tmpl, len) != (ssize_t)len) {
+		if (topfd < 0) {
 			rmdir(tmpl);
 			_exit(1);
+		}
+		/* Before reporting back (so the directory is complete when
+		 * the parent goes on): tell sweepers it is watched.  If the
+		 * report fails the parent is gone; the read below sees EOF
+		 * at once and the cleanup runs. */
+		mark_watched(topfd);
+		if (write(r[1], tmpl, len) != (ssize_t)len) {
+			close(p[0]);
+			p[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		}
 		close(r[1]);
 		watcher_main(p[0], topfd, tmpl);
