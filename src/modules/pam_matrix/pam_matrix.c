@@ -30,6 +30,7 @@
 
 #include "modutil.h"
 #include "passdb.h"
+#include "passdb_cache.h"
 
 #define PM_DATA_KEY "pam_matrix:auth_data"
 
@@ -154,17 +155,14 @@ static int pm_prompt_style(const struct pm_opts *o)
 static int pm_verify(pam_handle_t *pamh, const struct pm_opts *o,
 		     const char *user, const char *prompt, int item)
 {
-	struct pm_passdb db = PM_PASSDB_INIT;
-	struct pm_entry e;
+	struct pm_found e = PM_FOUND_INIT;
 	char *answer = NULL;
-	bool found;
 	int rv;
 
-	rv = pm_passdb_load(pamh, o->passdb, -1, &db);
+	rv = pm_passdb_lookup(pamh, o->passdb, user, &e);
 	if (rv != PAM_SUCCESS) {
 		goto out;
 	}
-	found = pm_passdb_find(pamh, &db, user, &e);
 
 	rv = pwrap_conv_one(pamh, pm_prompt_style(o), prompt, &answer);
 	if (rv != PAM_SUCCESS) {
@@ -177,7 +175,7 @@ static int pm_verify(pam_handle_t *pamh, const struct pm_opts *o,
 	if (rv != PAM_SUCCESS) {
 		goto out;
 	}
-	if (!found) {
+	if (!e.found) {
 		pam_syslog(pamh, LOG_NOTICE, "%s: unknown user %s", o->passdb,
 			   user);
 		rv = PAM_AUTH_ERR;
@@ -189,7 +187,7 @@ static int pm_verify(pam_handle_t *pamh, const struct pm_opts *o,
 	}
 out:
 	pwrap_free_secret(answer);
-	pm_passdb_close(&db);
+	pm_found_free(&e);
 	return rv;
 }
 
@@ -247,8 +245,7 @@ static int pm_acct_mgmt(pam_handle_t *pamh, int flags, int argc,
 			const char **argv)
 {
 	struct pm_opts o;
-	struct pm_passdb db = PM_PASSDB_INIT;
-	struct pm_entry e;
+	struct pm_found e = PM_FOUND_INIT;
 	const char *user = NULL;
 	const void *service = NULL;
 	int rv;
@@ -262,12 +259,12 @@ static int pm_acct_mgmt(pam_handle_t *pamh, int flags, int argc,
 	if (rv != PAM_SUCCESS) {
 		return rv;
 	}
-	rv = pm_passdb_load(pamh, o.passdb, -1, &db);
+	rv = pm_passdb_lookup(pamh, o.passdb, user, &e);
 	if (rv != PAM_SUCCESS) {
 		return rv;
 	}
 	rv = PAM_PERM_DENIED;
-	if (!pm_passdb_find(pamh, &db, user, &e)) {
+	if (!e.found) {
 		pam_syslog(pamh, LOG_NOTICE, "%s: unknown user %s", o.passdb,
 			   user);
 	} else if (service == NULL ||
@@ -278,7 +275,7 @@ static int pm_acct_mgmt(pam_handle_t *pamh, int flags, int argc,
 	} else {
 		rv = PAM_SUCCESS;
 	}
-	pm_passdb_close(&db);
+	pm_found_free(&e);
 	return rv;
 }
 
@@ -419,6 +416,9 @@ static int pm_chauthtok_update(pam_handle_t *pamh, int argc,
 		goto out;
 	}
 	rv = pm_passdb_set_password(pamh, o.passdb, user, pw1);
+	/* A new file (a new inode) is noticed anyway; do not keep the old
+	 * one mapped. */
+	pm_passdb_forget(o.passdb);
 	if (rv == PAM_SUCCESS) {
 		rv = pam_set_item(pamh, PAM_AUTHTOK, pw1);
 	}

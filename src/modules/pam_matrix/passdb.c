@@ -348,18 +348,6 @@ static inline __attribute__((always_inline)) uint64_t pm_pxor64(uint64_t x)
 	return x;
 }
 
-/* X + Y + CIN (CIN 0 or 1) into *SUM; returns the carry out. */
-static inline __attribute__((always_inline)) uint64_t
-pm_adc64(uint64_t cin, uint64_t x, uint64_t y, uint64_t *sum)
-{
-	uint64_t s1, s2;
-	bool c1 = __builtin_add_overflow(x, y, &s1);
-	bool c2 = __builtin_add_overflow(s1, cin, &s2);
-
-	*sum = s2;
-	return (uint64_t)(c1 | c2);
-}
-
 /* Portable: 8 bytes at a time, with the "has a zero byte" trick. */
 static inline __attribute__((always_inline)) uint64_t
 pm_eq_generic(const char *p, char c)
@@ -389,22 +377,10 @@ pm_eq_generic(const char *p, char c)
 #define PM_EQ pm_eq_generic
 #define PM_POPCNT pm_popcount64
 #define PM_PXOR pm_pxor64
-#define PM_ADC pm_adc64
 #include "passdb_kern.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define PM_X86 1
-
-/* One ADC instruction. */
-static inline __attribute__((always_inline)) uint64_t
-pm_adc_x86(uint64_t cin, uint64_t x, uint64_t y, uint64_t *sum)
-{
-	unsigned long long r;
-	uint64_t c = _addcarry_u64((unsigned char)cin, x, y, &r);
-
-	*sum = r;
-	return c;
-}
 
 /* Baseline x86-64: SSE2, a software popcount and prefix xor. */
 static inline __attribute__((always_inline)) uint64_t
@@ -427,7 +403,6 @@ pm_eq_sse2(const char *p, char c)
 #define PM_EQ pm_eq_sse2
 #define PM_POPCNT pm_popcount64
 #define PM_PXOR pm_pxor64
-#define PM_ADC pm_adc_x86
 #include "passdb_kern.h"
 
 #define PM_T_AVX2 __attribute__((target("avx2,popcnt,pclmul"), always_inline))
@@ -462,7 +437,6 @@ static inline PM_T_AVX2 uint64_t pm_pxor_avx2(uint64_t x)
 #define PM_EQ pm_eq_avx2
 #define PM_POPCNT pm_popcnt_avx2
 #define PM_PXOR pm_pxor_avx2
-#define PM_ADC pm_adc_x86
 #include "passdb_kern.h"
 
 static inline PM_T_AVX512 uint64_t pm_eq_avx512(const char *p, char c)
@@ -476,7 +450,6 @@ static inline PM_T_AVX512 uint64_t pm_eq_avx512(const char *p, char c)
 #define PM_EQ pm_eq_avx512
 #define PM_POPCNT pm_popcnt_avx2 /* AVX-512F implies AVX2 */
 #define PM_PXOR pm_pxor_avx2
-#define PM_ADC pm_adc_x86
 #include "passdb_kern.h"
 #endif /* x86-64 */
 
@@ -838,28 +811,104 @@ static int pm_write_changed(int tfd, const struct pm_passdb *db,
 	return 0;
 }
 
-/* Best effort: makes the rename durable. */
-static void pm_sync_dir(const char *path)
+/* The directory part of PATH (malloc'd), or NULL. */
+static char *pm_dir_of(const char *path)
 {
 	char *copy = strdup(path);
 	char *slash = copy ? strrchr(copy, '/') : NULL;
-	int dfd;
 
 	if (slash == NULL) {
 		free(copy);
-		return;
+		return NULL;
 	}
 	if (slash == copy) {
 		slash[1] = '\0';
 	} else {
 		slash[0] = '\0';
 	}
-	dfd = open(copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return copy;
+}
+
+/* Best effort: makes the rename durable. */
+static void pm_sync_dir(const char *path)
+{
+	char *dir = pm_dir_of(path);
+	int dfd;
+
+	if (dir == NULL) {
+		return;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
 		(void)fsync(dfd);
 		close(dfd);
 	}
-	free(copy);
+	free(dir);
+}
+
+/*
+ * Opens the file the new content of REAL goes to, in its directory.  Where
+ * the file system has them it is an unnamed O_TMPFILE, so that a writer
+ * killed before it links the file leaves nothing behind; *TMP then gets the
+ * fixed name it will be linked as just before the rename (REAL.pam_matrix-
+ * new).  Elsewhere a mkstemp file REAL.XXXXXX (*TMP its name).  Returns the
+ * descriptor, or -1 with errno set (*TMP NULL).
+ */
+static int pm_new_file(const char *real, char **tmp, bool *unnamed)
+{
+	char *dir = pm_dir_of(real);
+	int tfd = -1;
+
+	*tmp = NULL;
+	*unnamed = false;
+#ifdef O_TMPFILE
+	if (dir != NULL) {
+		tfd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	}
+	if (tfd >= 0) {
+		if (asprintf(tmp, "%s.pam_matrix-new", real) < 0) {
+			*tmp = NULL;
+			close(tfd);
+			free(dir);
+			errno = ENOMEM;
+			return -1;
+		}
+		*unnamed = true;
+		free(dir);
+		return tfd;
+	}
+#endif
+	free(dir);
+	if (asprintf(tmp, "%s.XXXXXX", real) < 0) {
+		*tmp = NULL;
+		errno = ENOMEM;
+		return -1;
+	}
+	tfd = mkostemp(*tmp, O_CLOEXEC);
+	if (tfd < 0) {
+		int e = errno;
+
+		free(*tmp);
+		*tmp = NULL;
+		errno = e;
+	}
+	return tfd;
+}
+
+/* Gives the unnamed file TFD the name TMP.  A file of that name can only
+ * be what a writer killed between this step and its rename left: we hold
+ * the lock every writer of this passdb takes first, so it goes. */
+static int pm_link_new(int tfd, const char *tmp)
+{
+	char proc[64];
+
+	(void)unlink(tmp);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tfd);
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0) {
+		return 0;
+	}
+	/* No /proc: this needs CAP_DAC_READ_SEARCH on older kernels. */
+	return linkat(tfd, "", AT_FDCWD, tmp, AT_EMPTY_PATH);
 }
 
 int pm_passdb_set_password(pam_handle_t *pamh, const char *path,
@@ -872,6 +921,8 @@ int pm_passdb_set_password(pam_handle_t *pamh, const char *path,
 	char *tmp = NULL;
 	int fd = -1;
 	int tfd = -1;
+	bool unnamed = false; /* tfd is an O_TMPFILE */
+	bool named = false;   /* tmp names the new file */
 	bool renamed = false;
 	char ebuf[128];
 	const char *step = NULL;
@@ -910,18 +961,13 @@ int pm_passdb_set_password(pam_handle_t *pamh, const char *path,
 	}
 
 	rv = PAM_AUTHTOK_ERR;
-	if (asprintf(&tmp, "%s.XXXXXX", real) < 0) {
-		tmp = NULL;
-		rv = PAM_BUF_ERR;
-		goto out;
-	}
 	step = "create a temporary file for";
-	tfd = mkostemp(tmp, O_CLOEXEC);
+	tfd = pm_new_file(real, &tmp, &unnamed);
 	if (tfd < 0) {
-		free(tmp);
-		tmp = NULL; /* nothing to unlink */
+		rv = errno == ENOMEM ? PAM_BUF_ERR : PAM_AUTHTOK_ERR;
 		goto out;
 	}
+	named = !unnamed;
 	step = "set the mode of the new";
 	if (fchmod(tfd, st.st_mode & 07777) != 0) {
 		goto out;
@@ -934,6 +980,13 @@ int pm_passdb_set_password(pam_handle_t *pamh, const char *path,
 	step = "write the new";
 	if (pm_write_changed(tfd, &db, &e, newpw) != 0 || fsync(tfd) != 0) {
 		goto out;
+	}
+	step = "name the new";
+	if (unnamed) {
+		if (pm_link_new(tfd, tmp) != 0) {
+			goto out;
+		}
+		named = true;
 	}
 	step = "close the new";
 	if (close(tfd) != 0) {
@@ -957,7 +1010,7 @@ out:
 	if (tfd >= 0) {
 		close(tfd);
 	}
-	if (tmp != NULL && !renamed) {
+	if (named && !renamed) {
 		unlink(tmp);
 	}
 	free(tmp);

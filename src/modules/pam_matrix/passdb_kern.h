@@ -4,43 +4,51 @@
  * instruction set: passdb.c includes this file several times, each time
  * with PM_ISA (a name suffix), PM_ATTR (function attributes, e.g. a GCC
  * target), PM_EQ(p, c) (a 64-bit mask of the 64 bytes at p equal to c),
- * PM_POPCNT(x), PM_PXOR(x) (prefix xor: bit i = xor of bits 0..i) and
- * PM_ADC(cin, x, y, &sum) (x + y + cin, returns the carry out) defined
- * (and undefined again at the end), and picks one instantiation at run time (pm_kernels() in
- * passdb.c).  No state, no allocation; nothing outside D[0..SIZE) is read.
+ * PM_POPCNT(x) and PM_PXOR(x) (prefix xor: bit i = xor of bits 0..i)
+ * defined (and undefined again at the end), and picks one instantiation at run
+ * time (pm_kernels() in passdb.c).  No state, no allocation; nothing
+ * outside D[0..SIZE) is read.
  *
  *   pm_piece_ISA   one pass over a run of complete lines that both proves
  *                  them valid in bulk (or says it cannot, and the caller
  *                  then parses them one by one) and finds the first line
  *                  that starts with "USER:".
- *   pm_search_ISA  only the search, for user names too long for the shift
- *                  tricks of pm_piece.
+ *   pm_search_ISA  only the search, for runs too long for pm_piece and
+ *                  user names too long for its look-ahead.
  */
 
 #define PM_CAT2(a, b) a##_##b
 #define PM_CAT(a, b) PM_CAT2(a, b)
 #define PM_FN(name) PM_CAT(name, PM_ISA)
 
+/* The carry out of X + Y + (0 or 1) = S, from the top bits. */
+#ifndef PM_CARRY
+#define PM_CARRY(x, y, s) ((((x) & (y)) | (((x) | (y)) & ~(s))) >> 63)
+#endif
+
 struct PM_FN(pm_kstate) {
 	uint64_t bad;
 	uint64_t par;   /* all ones when the colon parity is odd */
-	uint64_t carry; /* of the ~CO + ST addition */
+	uint64_t carry; /* of the ~CO + ST addition, 0 or 1 */
 	uint64_t start; /* line start carried into the next block */
-	uint64_t pst, pc1, pc3; /* previous block's masks (search) */
 	uint64_t nnl;
 };
 
-/* One block at P (64 readable bytes), bits outside RNG ignored.  Returns
- * the candidate mask (search) or 0. */
+/*
+ * One block at P, bits outside RNG ignored.  With SEARCH, P[K - 2 .. K + 63]
+ * are read too (K = the user name's length, 1..63), and the mask of the
+ * line starts followed by the last two bytes of the name (C3 C1, or C1
+ * alone when K == 1) and ':' at K is returned.
+ */
 static inline __attribute__((always_inline)) PM_ATTR uint64_t
 PM_FN(pm_kblock)(struct PM_FN(pm_kstate) *z, const char *p, uint64_t rng,
-		 bool search, unsigned k, char c1v, char c3v)
+		 bool search, unsigned k, char c1, char c3)
 {
 	uint64_t nl = PM_EQ(p, '\n');
 	uint64_t co = PM_EQ(p, ':');
 	uint64_t odd = PM_EQ(p, '\0') | PM_EQ(p, '\r');
 	uint64_t st = (nl << 1) | z->start;
-	uint64_t px, x, s1, s2, cand = 0;
+	uint64_t px, s2;
 
 	z->start = nl >> 63;
 	nl &= rng;
@@ -48,45 +56,52 @@ PM_FN(pm_kblock)(struct PM_FN(pm_kstate) *z, const char *p, uint64_t rng,
 	st &= rng;
 	px = PM_PXOR(co) ^ z->par;
 	z->par = 0 - (px >> 63);
-	x = ~co;
-	s1 = x + st;
-	s2 = s1 + z->carry;
-	z->carry = (uint64_t)(s1 < x) | (uint64_t)(s2 < s1);
-	z->bad |= (odd & rng) | (st & co) | (co & (px ^ s2)) |
-		  (nl & (px | ~s2));
+	s2 = ~co + st + z->carry;
+	z->carry = PM_CARRY(~co, st, s2);
+	/* At a colon the parity after it must equal "a carry arrived"; at a
+	 * newline it must be even with no carry passing.  The first line
+	 * that breaks the rules breaks one of these (see pm_piece). */
+	z->bad |= (odd & rng) | (st & co) | ((co | nl) & (px ^ s2 ^ nl));
 	z->nnl += PM_POPCNT(nl);
 	if (search) {
-		/* Line start at f - k, last two bytes of the name at f - 1
-		 * and f - 2 (f - 2 >= the start when k >= 2). */
-		uint64_t m1 = PM_EQ(p, c1v);
-		uint64_t m3 = PM_EQ(p, c3v);
+		uint64_t cand = st & PM_EQ(p + k, ':') & PM_EQ(p + k - 1, c1);
 
-		cand = s2 & co & ((st << k) | (z->pst >> (64 - k))) &
-		       ((m1 << 1) | (z->pc1 >> 63));
 		if (k >= 2) {
-			cand &= (m3 << 2) | (z->pc3 >> 62);
+			cand &= PM_EQ(p + k - 2, c3);
 		}
-		z->pst = st;
-		z->pc1 = m1;
-		z->pc3 = m3;
+		return cand;
 	}
-	return cand;
+	return 0;
 }
 
-/* The first candidate of CAND (bits of the block at offset BLK) that is
- * really "USER:" at a line start, as an offset, or SIZE_MAX. */
+/* The first line start in CAND (bits of the block at offset BLK) that
+ * really begins with USER, as an offset, or SIZE_MAX. */
 static __attribute__((noinline, cold)) size_t
 PM_FN(pm_kverify)(const char *d, size_t blk, uint64_t cand,
 		  const struct pm_needle *n)
 {
 	for (; cand != 0; cand &= cand - 1) {
-		size_t f = blk + (size_t)__builtin_ctzll(cand);
+		size_t s = blk + (size_t)__builtin_ctzll(cand);
 
-		if (memcmp(d + f - n->ulen, n->user, n->ulen) == 0) {
-			return f - n->ulen;
+		if (memcmp(d + s, n->user, n->ulen) == 0) {
+			return s;
 		}
 	}
 	return SIZE_MAX;
+}
+
+/* Copies the bytes of [DLO, DHI) that fall in [Q, Q + 128) to TMP, padded
+ * with a byte that is no event (for blocks at the ends of the data). */
+static __attribute__((noinline, cold)) void
+PM_FN(pm_kcopy)(char *tmp, uintptr_t q, uintptr_t dlo, uintptr_t dhi)
+{
+	uintptr_t from = q < dlo ? dlo : q;
+	uintptr_t to = dhi - q < 128 ? dhi : q + 128;
+
+	memset(tmp, 'x', 128);
+	if (to > from) {
+		memcpy(tmp + (from - q), (const char *)from, to - from);
+	}
 }
 
 static inline __attribute__((always_inline)) PM_ATTR size_t
@@ -98,73 +113,70 @@ PM_FN(pm_kpiece)(const char *d, size_t size, size_t a, size_t b,
 	const uintptr_t lo = dlo + a;
 	const uintptr_t hi = dlo + b;
 	const uintptr_t dhi = dlo + size;
-	const unsigned k = search ? (unsigned)n->ulen : 1; /* 1..63 */
-	const char c1v = search ? n->c1 : 0;
-	const char c3v = search ? n->c3 : 0;
-	struct PM_FN(pm_kstate) z = { 0, 0, 0, 0, 0, 0, 0, 0 };
+	/* Blocks ending at or before this are read in place with their
+	 * look-ahead: inside [lo, hi), and 64 more bytes inside D. */
+	const uintptr_t fast_end = size < 64 ? dlo
+				   : hi < dhi - 64 ? hi
+						   : dhi - 64;
+	const unsigned k = search ? (unsigned)n->ulen : 0;
+	const char c1 = search ? n->c1 : 0;
+	const char c3 = search ? n->c3 : 0;
+	struct PM_FN(pm_kstate) z = { 0, 0, 0, 0, 0 };
 	uintptr_t q = lo & ~(uintptr_t)63;
+	char tmp[128];
+	bool used_tmp = false;
 	size_t found = SIZE_MAX;
+	uint64_t cand;
 
 	z.start = 1ULL << (lo - q);
 	while (q < hi) {
-		uint64_t rng = ~0ULL;
-		uint64_t cand;
-
-		if (q < lo) {
-			rng &= ~0ULL << (lo - q);
-		}
-		if (q + 64 > hi) {
-			rng &= ~0ULL >> (q + 64 - hi);
-		}
-		if (q < dlo || q + 64 > dhi) {
-			/* A block sticking out of D: only D's bytes, padded
-			 * with a byte that is no event. */
-			char tmp[64];
-			uintptr_t from = q < dlo ? dlo : q;
-			uintptr_t to = q + 64 > dhi ? dhi : q + 64;
-
-			memset(tmp, 'x', sizeof(tmp));
-			memcpy(tmp + (from - q), (const char *)from, to - from);
-			cand = PM_FN(pm_kblock)(&z, tmp, rng, search, k, c1v,
-						c3v);
-			explicit_bzero(tmp, sizeof(tmp)); /* may hold a password */
-		} else {
-			/* The hot loop: whole blocks inside [lo, hi). */
-			const uintptr_t qend = (hi & ~(uintptr_t)63) <
-							       (dhi & ~(uintptr_t)63)
-						       ? (hi & ~(uintptr_t)63)
-						       : (dhi & ~(uintptr_t)63);
-
-			if (q >= lo && q + 64 <= qend) {
-				do {
-					cand = PM_FN(pm_kblock)(
-						&z, (const char *)q, ~0ULL,
-						search, k, c1v, c3v);
-					if (search && cand != 0) {
-						break;
-					}
-					q += 64;
-				} while (q < qend);
-				if (!search || cand == 0) {
-					continue;
-				}
-			} else {
+		if (q >= lo && q + 64 <= fast_end) {
+			/* The hot loop. */
+			do {
 				cand = PM_FN(pm_kblock)(&z, (const char *)q,
-							rng, search, k, c1v,
-							c3v);
+							~0ULL, search, k, c1,
+							c3);
+				if (search && __builtin_expect(cand != 0, 0)) {
+					goto verify;
+				}
+				q += 64;
+			} while (q + 64 <= fast_end);
+			continue;
+		} else {
+			/* An edge: a part of [lo, hi), maybe copied. */
+			const char *p = (const char *)q;
+			uint64_t rng = ~0ULL;
+
+			if (q < lo) {
+				rng &= ~0ULL << (lo - q);
+			}
+			if (hi - q < 64) {
+				rng &= ~0ULL >> (64 - (hi - q));
+			}
+			if (q < dlo || dhi - q < 128) {
+				PM_FN(pm_kcopy)(tmp, q, dlo, dhi);
+				p = tmp;
+				used_tmp = true;
+			}
+			cand = PM_FN(pm_kblock)(&z, p, rng, search, k, c1, c3);
+			if (!search || cand == 0) {
+				q += 64;
+				continue;
 			}
 		}
-		if (search && cand != 0) {
-			found = PM_FN(pm_kverify)(d, (size_t)(q - dlo), cand, n);
-			if (found != SIZE_MAX) {
-				return found;
-			}
+verify:
+		found = PM_FN(pm_kverify)(d, (size_t)(q - dlo), cand, n);
+		if (found != SIZE_MAX) {
+			break;
 		}
 		q += 64;
 	}
+	if (used_tmp) {
+		explicit_bzero(tmp, sizeof(tmp)); /* may hold a password */
+	}
 	*nlines = (unsigned long)z.nnl;
 	*ok = z.bad == 0 && z.carry == 0;
-	return SIZE_MAX;
+	return found;
 }
 
 /*
@@ -174,15 +186,18 @@ PM_FN(pm_kpiece)(const char *d, size_t size, size_t a, size_t b,
  * first).  Per block, with masks NL (newlines), CO (colons) and ST (line
  * starts):
  *   - proof: adding ST to ~CO carries each line start to the first colon
- *     after it (S2 has a 1 there and 0s along the way); a valid line has
- *     exactly two colons, so its newline is reached by no carry and has an
- *     even colon parity (prefix xor of CO), and its colons are, in order,
- *     the one a carry reached (parity odd after it) and one it did not
- *     (parity even again).  That is every valid line and only them:
- *     no colon lets the carry run over the newline, one or three leave
- *     the parity odd there, and two more (four, six...) put an odd-parity
- *     colon where no carry arrives.  NUL, CR and ':' at a line start
- *     (empty user name) are flagged directly.
+ *     after it (S2 has a 1 there and 0s along the way).  A valid line has
+ *     exactly two colons: the first is reached by the carry and makes the
+ *     colon parity (prefix xor of CO) odd, the second is not reached and
+ *     makes it even again, and its newline is reached by no carry with an
+ *     even parity.  Take the first line that is not valid (the parity and
+ *     the carry are clean at its start): with no colon the carry runs
+ *     over its newline; with one or three the parity is odd at the
+ *     newline; with four or more the third colon makes the parity odd
+ *     where no carry arrived.  NUL and CR anywhere and ':' at a line start
+ *     (empty user name) are flagged directly; blank lines have no colon.
+ *     So "no flag" means every line is valid (or a comment that looks
+ *     like an entry).
  *   - search (when N->on): line starts followed, ULEN bytes on, by ':'
  *     and before it the last two bytes of USER (compared 64 positions at
  *     a time on look-ahead loads); the survivors are compared with
@@ -190,8 +205,7 @@ PM_FN(pm_kpiece)(const char *d, size_t size, size_t a, size_t b,
  *     holds even where the proof fails.
  * Returns the offset of the first line that starts with "USER:" (the
  * proof then says nothing), or SIZE_MAX with *OK telling whether every
- * line is valid (or a comment that looks like an entry) and *NLINES their
- * number.
+ * line is valid and *NLINES their number.
  */
 PM_ATTR static size_t PM_FN(pm_piece)(const char *d, size_t size, size_t a,
 				      size_t b, const struct pm_needle *n,
@@ -253,4 +267,3 @@ PM_ATTR static size_t PM_FN(pm_search)(const char *d, size_t size,
 #undef PM_EQ
 #undef PM_POPCNT
 #undef PM_PXOR
-#undef PM_ADC
