@@ -235,7 +235,17 @@ static bool pm_index_sort(struct pm_index *ix)
 	} else {
 		free(tmp);
 	}
-	ix->cap = ix->n;
+	/* Give back what the estimate of the number of lines overshot. */
+	if (ix->n < ix->cap) {
+		uint64_t *fit = realloc(ix->ent, (ix->n ? ix->n : 1) *
+							 sizeof(uint64_t));
+
+		if (fit != NULL) {
+			ix->bytes -= (ix->cap - ix->n) * sizeof(uint64_t);
+			ix->ent = fit;
+			ix->cap = ix->n;
+		}
+	}
 	ix->bytes += (((size_t)1 << PM_DIR_BITS) + 1) * sizeof(uint32_t);
 	for (size_t t = 0, i = 0; t <= ((size_t)1 << PM_DIR_BITS); t++) {
 		while (i < ix->n &&

@@ -22,12 +22,12 @@
  * Memory: at most PM_CACHE_SLOTS passdbs (least recently used dropped).
  * Per passdb: regular files below PM_READ_MAX bytes are copied (wiped when
  * dropped), bigger ones stay mapped read-only (page-cache pages shared with
- * every process, no copy).  An index costs 8 bytes per slot of a hash
- * table at most half full (at most 16 bytes per user line) plus 24 bytes
- * per malformed line; all indexes together stay below PM_INDEX_BUDGET
- * bytes (older ones are dropped first; a passdb whose index alone would
- * not fit is scanned from memory at each lookup instead).  Files bigger
- * than PM_CACHE_MAX_FILE are not cached.
+ * every process, no copy).  An index costs 8 bytes per valid line (16
+ * while it is sorted), 24 bytes per malformed line and a 256 KiB
+ * directory; all indexes together stay below PM_INDEX_BUDGET bytes (older
+ * ones are dropped first; a passdb whose index alone would not fit is
+ * scanned from memory at each lookup instead).  Files bigger than
+ * PM_CACHE_MAX_FILE are not cached.
  *
  * Thread-safe (one mutex; lookups copy what they return) and fork-safe
  * (the mutex is taken around fork(); a child keeps a valid copy).
