@@ -403,6 +403,7 @@ pm_eq_sse2(const char *p, char c)
 #define PM_EQ pm_eq_sse2
 #define PM_POPCNT pm_popcount64
 #define PM_PXOR pm_pxor64
+#define PM_ADDC _addcarry_u64
 #include "passdb_kern.h"
 
 #define PM_T_AVX2 __attribute__((target("avx2,popcnt,pclmul"), always_inline))
@@ -437,6 +438,7 @@ static inline PM_T_AVX2 uint64_t pm_pxor_avx2(uint64_t x)
 #define PM_EQ pm_eq_avx2
 #define PM_POPCNT pm_popcnt_avx2
 #define PM_PXOR pm_pxor_avx2
+#define PM_ADDC _addcarry_u64
 #include "passdb_kern.h"
 
 static inline PM_T_AVX512 uint64_t pm_eq_avx512(const char *p, char c)
@@ -450,6 +452,7 @@ static inline PM_T_AVX512 uint64_t pm_eq_avx512(const char *p, char c)
 #define PM_EQ pm_eq_avx512
 #define PM_POPCNT pm_popcnt_avx2 /* AVX-512F implies AVX2 */
 #define PM_PXOR pm_pxor_avx2
+#define PM_ADDC _addcarry_u64
 #include "passdb_kern.h"
 #endif /* x86-64 */
 

