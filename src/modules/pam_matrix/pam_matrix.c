@@ -16,6 +16,8 @@
  * which applications' tests match on.  Passwords we read are handed to
  * libpam as PAM_AUTHTOK/PAM_OLDAUTHTOK (libpam keeps its own copy, which we
  * never touch again) and our own copies are wiped before they are freed.
+ * Lookups go through the process's passdb cache (passdb_cache.h), which is
+ * why the module is never unloaded.
  */
 #define _GNU_SOURCE
 #include <stdbool.h>
