@@ -258,9 +258,6 @@ int pwrap_rewrite_service(const char *in, size_t len, const char *src_name,
 			result.len--;
 		}
 		sb_str(&result, "\\");
-		PWRAP_LOG(PWRAP_LOG_WARN, "%s:%u: the file ends in a continued "
-			  "line; libpam refuses such a file", src_name,
-			  first_line);
 	}
 	if (result.failed) {
 		errno = ENOMEM;

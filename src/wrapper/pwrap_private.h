@@ -43,7 +43,9 @@ PWRAP_HIDDEN bool pwrap_enabled(void);
  * callbacks return.  Callbacks return a malloc'd replacement, or NULL to keep
  * the token as written.  `src_name` and line numbers are only used in
  * messages.  On success *out is a malloc'd NUL-terminated buffer owned by the
- * caller.  Returns 0, or -1 (ENOMEM).
+ * caller.  Returns 0, or -1 (ENOMEM).  Every output line ends in '\n',
+ * except when the input ends inside a continued line: then the output ends
+ * in a backslash, as libpam (which refuses such a file) would see it.
  */
 struct pwrap_rewrite_ops {
 	char *(*include_target)(void *ctx, const char *target,

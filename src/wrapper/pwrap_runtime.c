@@ -495,6 +495,7 @@ static int watcher_mkdtemp(char *tmpl)
 		if (g != 0) {
 			_exit(g < 0 ? 1 : 0);
 		}
+		free(got);
 		close(p[1]);
 		close(r[0]);
 		/* A parent killed by now must not take us with SIGPIPE: we
@@ -1266,6 +1267,15 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 	w->incs = NULL;
 	w->n_incs = 0;
 	if (rc != 0 || w->failed || (nsrc = strdup(src)) == NULL) {
+		rc = -1;
+		goto out;
+	}
+	if (out_len > 0 && out[out_len - 1] == '\\') {
+		/* libpam would refuse it too (and leak doing so) */
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: the file ends in a continued "
+			  "line (a last line ending in '\\'); refusing it as "
+			  "libpam does", src);
+		w->failed = 1;
 		rc = -1;
 		goto out;
 	}

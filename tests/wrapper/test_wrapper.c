@@ -154,6 +154,9 @@ static void test_runtime_dir_written_by_test(void **state)
 
 static void test_redirect(void **state)
 {
+	char *err;
+	int rc;
+
 	pt_write_file(*state, "permit", "auth required pam_permit.so\n"
 		      "account required pam_permit.so\n");
 	pt_write_file(*state, "deny", "auth required pam_deny.so\n"
@@ -168,7 +171,12 @@ static void test_redirect(void **state)
 		      "  pam_permit.so\n");
 	assert_int_equal(txn("cont", 'a'), PAM_SUCCESS);
 	pt_write_file(*state, "cont", "auth required pam_permit.so \\\n");
-	assert_int_equal(txn("cont", 'a'), 1000 + PAM_ABORT);
+	pt_stderr_begin();
+	rc = txn("cont", 'a');
+	err = pt_stderr_end();
+	assert_int_equal(rc, 1000 + PAM_ABORT);
+	assert_non_null(strstr(err, "ends in a continued line"));
+	free(err);
 	/* libpam lowercases and keeps the part after the last '/' */
 	assert_int_equal(txn("PERMIT", 'a'), PAM_SUCCESS);
 	assert_int_equal(txn("/usr/sbin/permit", 'a'), PAM_SUCCESS);
