@@ -807,6 +807,10 @@ static void sweep_stale(const char *base)
 			close(dfd);
 			continue;
 		}
+		if (faccessat(dfd, ".keep", F_OK, 0) == 0) {
+			close(dfd);	/* PAM_WRAPPER_KEEP_DIR=1: the user's */
+			continue;
+		}
 		fd = openat(dfd, ".watcher", O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
 			ssize_t n = read(fd, buf, sizeof(buf) - 1);
@@ -953,6 +957,16 @@ static int runtime_ensure(const char *svcdir, bool thorough)
 		goto out;
 	}
 	rt.owner = getpid();
+	if (rt.keep) {
+		/* kept for debugging: sweep_stale() must leave it alone */
+		pwrap_path keepf;
+		int fd = pjoin(keepf, rt.top, ".keep") ?
+			 open(keepf, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
+
+		if (fd >= 0) {
+			close(fd);
+		}
+	}
 	if (svcdir != NULL) {
 		copy_all(svcdir);
 	}

@@ -302,6 +302,10 @@ static void test_keep_dir(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 	usleep(200000);	/* a watcher would have removed it by now */
 	assert_int_equal(pt_count_entries(c->tmp), 1);
+	/* and the next wrapped process does not sweep it away */
+	st = wait_status(spawn(argv, c->env, NULL));
+	assert_true(WIFEXITED(st));
+	assert_int_equal(pt_count_entries(c->tmp), 1);
 	free_env(env);
 	free(client);
 }
