@@ -174,16 +174,6 @@ const struct pwrap_real *pwrap_real(void)
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static char *join(const char *a, const char *b)
-{
-	char *s = NULL;
-
-	if (asprintf(&s, "%s/%s", a, b) < 0) {
-		return NULL;
-	}
-	return s;
-}
-
 /* Path buffers of the hot path live on the stack: pam_start stays free of
  * allocations when nothing changed. */
 typedef char pwrap_path[PATH_MAX];
@@ -200,6 +190,14 @@ static bool pjoin(pwrap_path out, const char *a, const char *b)
 	out[la] = '/';
 	memcpy(out + la + 1, b, lb + 1);
 	return true;
+}
+
+/* pjoin() for paths that are kept: malloc'd, owned by the caller. */
+static char *join(const char *a, const char *b)
+{
+	pwrap_path p;
+
+	return pjoin(p, a, b) ? strdup(p) : NULL;
 }
 
 static bool sig_of(const char *path, struct pwrap_sig *sig)
@@ -628,16 +626,15 @@ static int copy_in(const char *src, const char *name,
 		   const struct pwrap_sig *src_sig)
 {
 	struct pwrap_copy *c = NULL;
-	char *dst = NULL;
+	pwrap_path dst;
 	char *buf = NULL;
 	size_t len = 0;
 	int rc = -1;
 
-	dst = join(rt.svc, name);
-	if (dst == NULL || read_file(src, &buf, &len) != 0 ||
+	if (!pjoin(dst, rt.svc, name) || read_file(src, &buf, &len) != 0 ||
 	    write_atomic(dst, buf, len) != 0) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot copy %s to %s: %s", src,
-			  dst ? dst : rt.svc, strerror(errno));
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot copy %s into %s: %s", src,
+			  rt.svc, strerror(errno));
 		goto out;
 	}
 	c = copy_find(name);
@@ -659,7 +656,6 @@ static int copy_in(const char *src, const char *name,
 	rc = 0;
 out:
 	free(buf);
-	free(dst);
 	return rc;
 }
 
@@ -679,16 +675,12 @@ static void copy_all(const char *svcdir)
 	}
 	while ((de = readdir(d)) != NULL) {
 		struct pwrap_sig sig;
-		char *src;
+		pwrap_path src;
 
-		if (!name_is_plain(de->d_name)) {
-			continue;
-		}
-		src = join(svcdir, de->d_name);
-		if (src != NULL && sig_of(src, &sig)) {
+		if (name_is_plain(de->d_name) && pjoin(src, svcdir, de->d_name) &&
+		    sig_of(src, &sig)) {
 			copy_in(src, de->d_name, &sig);
 		}
-		free(src);
 	}
 	closedir(d);
 }
