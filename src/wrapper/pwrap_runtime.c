@@ -11,7 +11,9 @@
  * Sources are looked up at each pam_start: a file a test wrote (or changed)
  * in services/ wins; otherwise services/ mirrors PAM_WRAPPER_SERVICE_DIR as
  * it is now.  Rewritten files are cached by the (dev, ino, size, mtime,
- * ctime) of their source, so a steady-state pam_start costs a few stat(2).
+ * ctime) of their source, so a full check costs a few stat(2); from the
+ * second pam_start on, an inotify watch on the directories lets an unchanged
+ * service skip even those (see "the fast path" below).
  *
  * Cleanup: a watcher process (double-forked, in its own session) holds the
  * read end of a pipe whose O_CLOEXEC write end only this process holds; when
@@ -35,6 +37,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -51,6 +55,8 @@ struct pwrap_sig {
 	off_t size;
 	struct timespec mtim;
 	struct timespec ctim;
+	bool indirect;		/* a symlink or a hard link: not cacheable by
+				 * the fast path (not in sig_eq) */
 };
 
 /* A copy this process made in services/ (to tell it from a test's file). */
@@ -83,11 +89,34 @@ static struct {
 	bool keep;
 	struct pwrap_copy *copies;
 	struct pwrap_gen *gens;
+	unsigned gen;		/* bumped each time top is (re)created */
 	char *moddir;		/* our modules: <dir of libpam_wrapper.so>/pam_wrapper */
 	char *sysmoddir;	/* Linux-PAM's: <dir of libpam.so.0>/security */
 } rt = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wfd = -1,
+};
+
+/*
+ * The fast path (see fast_current()): an inotify instance watching the
+ * service dir, services/, conf/ and conf/.inc/, and the services whose last
+ * full check ran with no event before or after it.  Guarded by rt.lock.
+ */
+#define PWRAP_FAST_NAMES 8
+#define PWRAP_FAST_FD_MIN 256	/* out of the way of closefrom()+reopen */
+
+static struct {
+	int fd;			/* inotify, -1 if none */
+	dev_t dev;		/* fstat(fd) when made: tells it is still ours */
+	ino_t ino;
+	char *svcdir;		/* what it watches (NULL: nothing yet) */
+	unsigned gen;		/* rt.gen then */
+	bool tried;		/* fast_open() ran for this svcdir and gen */
+	bool off;		/* no inotify here: do not try again */
+	size_t n_names, next;
+	char names[PWRAP_FAST_NAMES][NAME_MAX + 1];
+} fast = {
+	.fd = -1,
 };
 
 /* Set while this thread holds rt.lock, so our own fork() inside the lock
@@ -130,6 +159,16 @@ static void atfork_child(void)
 	pthread_mutex_init(&rt.lock, NULL);
 	atfork_locked = false;
 	lock_held = false;
+	/* The inotify instance is shared with the parent: reading it here
+	 * would steal the parent's events.  The child gets its own runtime
+	 * directory anyway, and a new instance if it loops. */
+	if (fast.fd >= 0) {
+		close(fast.fd);
+	}
+	fast.fd = -1;
+	fast.n_names = 0;
+	free(fast.svcdir);
+	fast.svcdir = NULL;
 }
 
 static void atfork_register(void)
@@ -203,10 +242,23 @@ static char *join(const char *a, const char *b)
 static bool sig_of(const char *path, struct pwrap_sig *sig)
 {
 	struct stat st;
+	bool link = false;
 
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+	/* lstat first: one call for a plain file, and a symlink is marked
+	 * (inotify on its directory does not see its target change). */
+	if (lstat(path, &st) != 0) {
 		return false;
 	}
+	if (S_ISLNK(st.st_mode)) {
+		link = true;
+		if (stat(path, &st) != 0) {
+			return false;
+		}
+	}
+	if (!S_ISREG(st.st_mode)) {
+		return false;
+	}
+	sig->indirect = link || st.st_nlink > 1;
 	sig->dev = st.st_dev;
 	sig->ino = st.st_ino;
 	sig->size = st.st_size;
@@ -949,6 +1001,7 @@ static int runtime_ensure(const char *svcdir, bool thorough)
 		goto out;
 	}
 	rt.owner = getpid();
+	rt.gen++;
 	if (rt.keep) {
 		/* kept for debugging: sweep_stale() must leave it alone */
 		pwrap_path keepf;
@@ -1030,6 +1083,7 @@ struct walk {
 	int failed;
 	int cycle;		/* libpam would recurse until the stack overflows */
 	int suspect;		/* a file we made is gone: recheck the directory */
+	int unwatched;		/* a source inotify cannot follow (fast path) */
 };
 
 /*
@@ -1049,6 +1103,9 @@ static bool source_for(struct walk *w, const char *name, pwrap_path out,
 		return false;
 	}
 	have_r = sig_of(out, &rsig);
+	if (have_r && rsig.indirect) {
+		w->unwatched = 1;
+	}
 	if (have_r && (c == NULL || !sig_eq(&rsig, &c->copy))) {
 		*sig = rsig;	/* written or edited by the test */
 		return true;
@@ -1057,6 +1114,9 @@ static bool source_for(struct walk *w, const char *name, pwrap_path out,
 		w->suspect = 1;	/* our copy vanished */
 	}
 	if (sig_of(spath, &ssig)) {
+		if (ssig.indirect) {
+			w->unwatched = 1;
+		}
 		if (!have_r || c == NULL || !sig_eq(&ssig, &c->src)) {
 			if (copy_in(spath, name, &ssig) != 0 ||
 			    !sig_of(out, &rsig)) {
@@ -1079,6 +1139,9 @@ static bool source_for(struct walk *w, const char *name, pwrap_path out,
 static bool include_source(struct walk *w, const char *target, pwrap_path out,
 			   struct pwrap_sig *sig)
 {
+	if (!name_is_plain(target)) {
+		w->unwatched = 1;	/* outside the watched directories */
+	}
 	if (target[0] == '/') {
 		return snprintf(out, sizeof(pwrap_path), "%s", target) <
 			       (int)sizeof(pwrap_path) && sig_of(out, sig);
@@ -1411,6 +1474,208 @@ static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
 	return walk_file(w, gpath, src, &sig) == 0 ? 1 : -1;
 }
 
+/* ---- the fast path ------------------------------------------------------ */
+
+/*
+ * A process that calls pam_start again and again (a test suite, libpamtest
+ * or pypamtest in a loop, a fuzzer) would pay five stat(2) per call to see
+ * edits.  From its second full check on, it gets an inotify instance
+ * watching the four directories whose files make up the configuration: while
+ * no event is queued, a service whose last full check ran with an empty
+ * queue before and after it is still current, and pam_start costs one
+ * ioctl(FIONREAD).  Any event sends every service back to the full check.
+ * Files the watches cannot see change (symlinks, hard links, includes
+ * outside those directories) keep their service on the full check.  A
+ * process that calls pam_start once never makes an instance (they are
+ * limited per user: 128 by default); when none can be made, every pam_start
+ * does the full check, as before.
+ */
+
+static bool fast_fd_ours(void);
+
+static void fast_forget(void)
+{
+	if (fast.fd >= 0 && fast_fd_ours()) {
+		close(fast.fd);
+	}
+	fast.fd = -1;
+	free(fast.svcdir);
+	fast.svcdir = NULL;
+	fast.n_names = 0;
+	fast.tried = false;
+}
+
+/* The fd is still the instance we made (an application's closefrom() may
+ * have closed it, and something else may have its number now). */
+static bool fast_fd_ours(void)
+{
+	struct stat st;
+
+	return fstat(fast.fd, &st) == 0 && (st.st_mode & S_IFMT) == 0 &&
+	       st.st_dev == fast.dev && st.st_ino == fast.ino;
+}
+
+/* Reads every queued event; returns false if the watches must be made again
+ * (a watched directory went away or moved, or the queue overflowed). */
+static bool fast_drain(void)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool again = true;
+
+	if (!fast_fd_ours()) {
+		fast.fd = -1;	/* not ours to close any more */
+		fast.off = true;
+		PWRAP_LOG(PWRAP_LOG_DEBUG, "inotify descriptor closed by the "
+			  "application: every pam_start checks the files");
+		return false;
+	}
+	for (;;) {
+		ssize_t n = read(fast.fd, buf, sizeof(buf));
+		size_t off = 0;
+
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n <= 0) {
+			return again && (n == 0 || errno == EAGAIN);
+		}
+		fast.n_names = 0;
+		while (off + sizeof(struct inotify_event) <= (size_t)n) {
+			const struct inotify_event *ev =
+				(const struct inotify_event *)(buf + off);
+
+			if (ev->mask & (IN_IGNORED | IN_DELETE_SELF |
+					IN_MOVE_SELF | IN_Q_OVERFLOW |
+					IN_UNMOUNT)) {
+				again = false;
+			}
+			off += sizeof(*ev) + ev->len;
+		}
+	}
+}
+
+static bool fast_add(int fd, const char *dir, uint32_t extra)
+{
+	return inotify_add_watch(fd, dir, IN_MODIFY | IN_ATTRIB |
+				 IN_CLOSE_WRITE | IN_CREATE | IN_DELETE |
+				 IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF |
+				 IN_MOVE_SELF | IN_ONLYDIR | extra) >= 0;
+}
+
+/* Makes the instance and its watches for fast.svcdir (fast.fd stays -1 if
+ * the directories cannot be watched). */
+static void fast_open(void)
+{
+	struct stat st;
+	pwrap_path inc;
+	int fd, hi;
+
+	fast.tried = true;
+	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd < 0) {
+		PWRAP_LOG(PWRAP_LOG_DEBUG, "no inotify instance (%s): every "
+			  "pam_start checks the files", strerror(errno));
+		fast.off = true;
+		return;
+	}
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, PWRAP_FAST_FD_MIN);
+	if (hi >= 0) {
+		close(fd);
+		fd = hi;
+	}
+	/* A symlinked service dir is not watched (IN_DONT_FOLLOW fails on
+	 * it): the link could be pointed elsewhere without an event. */
+	if (!pjoin(inc, rt.conf, ".inc") ||
+	    !fast_add(fd, fast.svcdir, IN_DONT_FOLLOW) ||
+	    !fast_add(fd, rt.svc, 0) || !fast_add(fd, rt.conf, 0) ||
+	    !fast_add(fd, inc, 0) || fstat(fd, &st) != 0) {
+		PWRAP_LOG(PWRAP_LOG_DEBUG, "cannot watch %s (%s): every "
+			  "pam_start checks the files", fast.svcdir,
+			  strerror(errno));
+		close(fd);
+		return;
+	}
+	fast.fd = fd;
+	fast.dev = st.st_dev;
+	fast.ino = st.st_ino;
+}
+
+/*
+ * Called before a full check: empties the queue, so that the check that
+ * follows sees everything up to now.  The instance is made at the second
+ * full check with the same service dir (and runtime dir): a process that
+ * calls pam_start once, or alternates between directories, never makes one.
+ */
+static void fast_begin(const char *svcdir)
+{
+	bool same = fast.svcdir != NULL && fast.gen == rt.gen &&
+		    strcmp(fast.svcdir, svcdir) == 0;
+
+	if (same && fast.fd >= 0 && fast_drain()) {
+		return;
+	}
+	if (same && fast.fd < 0 && fast.tried) {
+		return;		/* cannot be watched: full checks only */
+	}
+	if (!same) {
+		fast_forget();
+		fast.svcdir = strdup(svcdir);
+		fast.gen = rt.gen;
+		return;
+	}
+	/* the second check, or the watches must be made again */
+	if (fast.fd >= 0) {
+		close(fast.fd);
+		fast.fd = -1;
+	}
+	fast.n_names = 0;
+	if (!fast.off && svcdir[0] == '/') {
+		fast_open();
+	}
+}
+
+/* Called after a full check that succeeded: if nothing happened since
+ * fast_begin() (our own writes included), the service is current until the
+ * next event. */
+static void fast_end(const struct walk *w, const char *name)
+{
+	size_t len = strlen(name);
+	char *slot;
+	int queued = 1;
+
+	if (len > NAME_MAX || fast.fd < 0 || w->unwatched || w->suspect ||
+	    ioctl(fast.fd, FIONREAD, &queued) != 0 || queued != 0) {
+		return;
+	}
+	for (size_t i = 0; i < fast.n_names; i++) {
+		if (strcmp(fast.names[i], name) == 0) {
+			return;
+		}
+	}
+	slot = fast.n_names < PWRAP_FAST_NAMES ? fast.names[fast.n_names++] :
+	       fast.names[fast.next++ % PWRAP_FAST_NAMES];
+	memcpy(slot, name, len + 1);
+}
+
+/* True when `name` in svcdir is known current and no event is queued. */
+static bool fast_current(const char *svcdir, const char *name)
+{
+	int queued = 1;
+	size_t i;
+
+	if (fast.n_names == 0 || fast.gen != rt.gen ||
+	    strcmp(fast.svcdir, svcdir) != 0) {
+		return false;
+	}
+	for (i = 0; i < fast.n_names; i++) {
+		if (strcmp(fast.names[i], name) == 0) {
+			break;
+		}
+	}
+	return i < fast.n_names && ioctl(fast.fd, FIONREAD, &queued) == 0 &&
+	       queued == 0;
+}
+
 /* libpam's view of a service name: the part after the last '/', lowercase. */
 static void service_file_name(const char *service, pwrap_path name)
 {
@@ -1459,6 +1724,7 @@ static void walk_reset(struct walk *w)
 int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 {
 	struct walk w = { 0 };
+	const char *unchanged = "";
 	struct stat st;
 	pwrap_path name;
 	int rc;
@@ -1473,26 +1739,33 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 			  "use the system's PAM configuration");
 		return PAM_ABORT;
 	}
+	rt_lock();
+	if (service != NULL) {
+		service_file_name(service, name);
+		if (fast_current(svcdir, name)) {
+			unchanged = " (no change since the last check)";
+			goto done;
+		}
+	}
+	rc = PAM_ABORT;
 	if (stat(svcdir, &st) != 0) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: %s", svcdir,
 			  strerror(errno));
-		return PAM_ABORT;
+		goto out;
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: not a "
 			  "directory", svcdir);
-		return PAM_ABORT;
+		goto out;
 	}
 	if (service == NULL) {
-		return PAM_SYSTEM_ERR;
+		rc = PAM_SYSTEM_ERR;
+		goto out;
 	}
-	service_file_name(service, name);
-
-	rt_lock();
-	rc = PAM_ABORT;
 	if (runtime_ensure(svcdir, false) != 0) {
 		goto out;
 	}
+	fast_begin(svcdir);
 	w.svcdir = svcdir;
 	rc = prepare_walk(&w, name);
 	if (w.suspect) {
@@ -1505,6 +1778,7 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 			rc = PAM_ABORT;
 			goto out;
 		}
+		fast_begin(svcdir);
 		rc = prepare_walk(&w, name);
 	}
 	if (rc == PAM_SERVICE_ERR) {
@@ -1518,10 +1792,12 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 	if (rc != PAM_SUCCESS) {
 		goto out;
 	}
+	fast_end(&w, name);
+done:
 	*confdir = strdup(rt.conf);
 	rc = *confdir ? PAM_SUCCESS : PAM_BUF_ERR;
-	PWRAP_LOG(PWRAP_LOG_DEBUG, "service '%s' from %s via %s", name, svcdir,
-		  rt.conf);
+	PWRAP_LOG(PWRAP_LOG_DEBUG, "service '%s' from %s via %s%s", name,
+		  svcdir, rt.conf, unchanged);
 out:
 	rt_unlock();
 	walk_reset(&w);
