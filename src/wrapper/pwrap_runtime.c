@@ -37,8 +37,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <stdint.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -374,41 +378,76 @@ out:
 	return rc;
 }
 
-static int rmtree_contents(int dfd)
+/* getdents64(2)'s record (glibc has no wrapper in Debian 12). */
+struct pwrap_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+#define PWRAP_RMTREE_DEPTH 64
+
+/*
+ * Removes everything in the directory dfd, and closes dfd.  No malloc and no
+ * stdio: the watcher runs this in a process forked without glibc's fork
+ * handlers (see watcher_start()), where a lock another thread held at the
+ * fork stays locked.  Entries are removed while the directory is read, so a
+ * pass that saw entries is followed by another from the start.
+ */
+static int rmtree_at(int dfd, int depth)
 {
-	DIR *d = fdopendir(dfd);
-	struct dirent *de;
+	char buf[2048] __attribute__((aligned(8)));
 	int rc = 0;
 
-	if (d == NULL) {
-		close(dfd);
-		return -1;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
-			continue;
-		}
-		if (unlinkat(dirfd(d), de->d_name, 0) == 0 || errno == ENOENT) {
-			continue;
-		}
-		if (errno == EISDIR || errno == EPERM) {
-			int sub = openat(dirfd(d), de->d_name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					 O_CLOEXEC);
+	for (int pass = 0; pass < 4; pass++) {
+		bool seen = false;
+		long n;
 
-			if (sub >= 0) {
-				rmtree_contents(sub);
+		while ((n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+			for (long off = 0; off < n;) {
+				const struct pwrap_dirent64 *de =
+					(const void *)(buf + off);
+				const char *nm = de->d_name;
+				int sub;
+
+				off += de->d_reclen;
+				if (nm[0] == '.' && (nm[1] == '\0' ||
+						     (nm[1] == '.' && nm[2] == '\0'))) {
+					continue;
+				}
+				seen = true;
+				if (unlinkat(dfd, nm, 0) == 0 || errno == ENOENT) {
+					continue;
+				}
+				if ((errno != EISDIR && errno != EPERM) ||
+				    depth >= PWRAP_RMTREE_DEPTH) {
+					rc = -1;
+					continue;
+				}
+				sub = openat(dfd, nm, O_RDONLY | O_DIRECTORY |
+					     O_NOFOLLOW | O_CLOEXEC);
+				if (sub >= 0) {
+					rmtree_at(sub, depth + 1);
+				}
+				if (unlinkat(dfd, nm, AT_REMOVEDIR) != 0 &&
+				    errno != ENOENT) {
+					rc = -1;
+				}
 			}
-			if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) != 0 &&
-			    errno != ENOENT) {
-				rc = -1;
-			}
-		} else {
-			rc = -1;
+		}
+		if (!seen || lseek(dfd, 0, SEEK_SET) != 0) {
+			break;
 		}
 	}
-	closedir(d);
+	close(dfd);
 	return rc;
+}
+
+static int rmtree_contents(int dfd)
+{
+	return rmtree_at(dfd, 0);
 }
 
 int pwrap_rmtree(const char *path)
@@ -427,61 +466,64 @@ int pwrap_rmtree(const char *path)
 
 /* ---- the watcher -------------------------------------------------------- */
 
-static void watcher_main(int rfd, int topfd, const char *top)
+/*
+ * The watcher is a process that outlives this one and removes the runtime
+ * directory once nobody holds the write end of its "lifetime" pipe: the
+ * write end is O_CLOEXEC and only this process has it, so EOF comes when it
+ * exits, _exits, is killed or execs.
+ *
+ * Starting it must be cheap (a PAM program pays it once) and must not make
+ * it our child (programs reap "any child" and would be confused):
+ *   - clone(CLONE_VM|CLONE_VFORK) runs watcher_fork() on a stack of its own
+ *     while we wait, without copying our page tables;
+ *   - that child forks once more with the raw system call (glibc's fork()
+ *     would run every library's fork handlers in our shared memory) and
+ *     exits, so the watcher is reparented to init and we reap the child;
+ *   - all signals are blocked meanwhile, so no handler of ours runs in the
+ *     child; the watcher keeps them blocked: terminal and group signals are
+ *     for the wrapped process.
+ * The watcher cannot trust locks (another thread may have held malloc's at
+ * the fork), so it uses system calls only, and stack buffers.
+ *
+ * It is told which directory to remove by records on the pipe: the path
+ * before the directory is created (if we die right after mkdir it is still
+ * removed), then the path with the directory's dev/ino once it exists (so a
+ * later directory of the same name is never touched).  The last record wins.
+ */
+
+struct pwrap_record {
+	uint64_t dev;		/* 0 (with ino 0): not created yet */
+	uint64_t ino;
+	uint32_t len;		/* of the path that follows, with its NUL */
+};
+
+#define PWRAP_WATCHER_STACK (64 * 1024)
+
+static bool read_full(int fd, void *buf, size_t n)
 {
-	struct stat st_fd, st_path;
-	char buf[64];
-	int i;
+	size_t got = 0;
 
-	setsid();
-	/* Terminal and group signals are for the wrapped process, not us. */
-	for (i = 1; i < NSIG; i++) {
-		if (i != SIGKILL && i != SIGSTOP) {
-			signal(i, i == SIGCHLD ? SIG_DFL : SIG_IGN);
-		}
-	}
-	if (chdir("/") != 0) {
-		/* not fatal: we only use absolute paths and fds */
-	}
-	/* Keep nothing of the process open but our two descriptors, as 0 and
-	 * 1; first lift both above 2 (a process without stdin may have been
-	 * given fd 0 for one of them). */
-	rfd = fcntl(rfd, F_DUPFD_CLOEXEC, 3);
-	topfd = fcntl(topfd, F_DUPFD_CLOEXEC, 3);
-	if (rfd < 0 || topfd < 0 || dup2(rfd, 0) < 0 || dup2(topfd, 1) < 0) {
-		_exit(1);
-	}
-	if (syscall(SYS_close_range, 2U, ~0U, 0U) != 0) {
-		long max = sysconf(_SC_OPEN_MAX);
+	while (got < n) {
+		ssize_t r = read(fd, (char *)buf + got, n - got);
 
-		for (i = 2; i < (max > 0 && max < 65536 ? max : 65536); i++) {
-			close(i);
+		if (r < 0 && errno == EINTR) {
+			continue;
 		}
-	}
-	for (;;) {
-		ssize_t n = read(0, buf, sizeof(buf));
-
-		if (n == 0 || (n < 0 && errno != EINTR)) {
-			break;
+		if (r <= 0) {
+			return false;
 		}
+		got += (size_t)r;
 	}
-	/* Remove what the fd names, then the path only if it is still that
-	 * directory (never a newer one that reused the name). */
-	if (fstat(1, &st_fd) == 0 && stat(top, &st_path) == 0 &&
-	    st_fd.st_dev == st_path.st_dev && st_fd.st_ino == st_path.st_ino) {
-		rmtree_contents(dup(1));
-		rmdir(top);
-	}
-	_exit(0);
+	return true;
 }
 
-/* Writes .watcher (our pid) into the directory, for sweep_stale(). */
+/* Writes .watcher (our pid) into the directory, for sweep_stale(): a
+ * directory whose process died is still in use while its watcher lives. */
 static void mark_watched(int topfd)
 {
 	char pid[24];
 	int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	int fd = topfd < 0 ? -1 :
-		 openat(topfd, ".watcher", O_WRONLY | O_CREAT | O_EXCL |
+	int fd = openat(topfd, ".watcher", O_WRONLY | O_CREAT | O_EXCL |
 			O_CLOEXEC, 0644);
 
 	if (fd >= 0) {
@@ -492,111 +534,196 @@ static void mark_watched(int topfd)
 	}
 }
 
-/* Reads a NUL-terminated path from fd until EOF into buf (size n). */
-static bool read_path(int fd, char *buf, size_t n)
+/* Opens the recorded directory if it is still the one that was made. */
+static int open_recorded(const struct pwrap_record *r, const char *path)
 {
-	size_t got = 0;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	while (got < n) {
-		ssize_t r = read(fd, buf + got, n - got);
+	if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_uid != geteuid() ||
+			((r->dev != 0 || r->ino != 0) &&
+			 ((uint64_t)st.st_dev != r->dev ||
+			  (uint64_t)st.st_ino != r->ino)))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
 
-		if (r < 0 && errno == EINTR) {
-			continue;
+static _Noreturn void watcher_main(int rfd)
+{
+	struct pwrap_record rec = { 0 };
+	struct pwrap_record next;
+	char path[PATH_MAX] = "";
+	char npath[PATH_MAX];
+	int fd;
+
+	setsid();
+	if (chdir("/") != 0) {
+		/* not fatal: only absolute paths are used */
+	}
+	/* Keep nothing of the process open but the pipe, as fd 0 (first lift
+	 * it above 2: a process without stdin may have it as fd 0 already). */
+	rfd = fcntl(rfd, F_DUPFD_CLOEXEC, 3);
+	if (rfd < 0 || dup2(rfd, 0) < 0) {
+		_exit(1);
+	}
+	if (syscall(SYS_close_range, 1U, ~0U, 0U) != 0) {
+		for (int i = 1; i < 65536; i++) {
+			close(i);
 		}
-		if (r <= 0) {
+	}
+	while (read_full(0, &next, sizeof(next))) {
+		if (next.len == 0 || next.len > sizeof(npath) ||
+		    !read_full(0, npath, next.len) || npath[next.len - 1] != '\0') {
 			break;
 		}
-		got += (size_t)r;
+		memcpy(path, npath, next.len);
+		rec = next;
+		if ((rec.dev != 0 || rec.ino != 0) &&
+		    (fd = open_recorded(&rec, path)) >= 0) {
+			mark_watched(fd);
+			close(fd);
+		}
 	}
-	return got > 1 && got < n && buf[got - 1] == '\0';
+	/* EOF: the process is gone (or exec'd, or closed our pipe). */
+	if (path[0] == '/' && (fd = open_recorded(&rec, path)) >= 0) {
+		rmtree_contents(fd);
+		rmdir(path);
+	}
+	_exit(0);
+}
+
+/* Runs in the CLONE_VM|CLONE_VFORK child, on its own stack, in our memory:
+ * only a raw fork and the return (which exits this child). */
+__attribute__((no_sanitize("address", "undefined")))
+static int watcher_fork(void *arg)
+{
+	if (syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L) == 0) {
+		watcher_main(*(int *)arg);
+	}
+	return 0;
+}
+
+/* Starts a watcher; returns the write end of its lifetime pipe, or -1. */
+static int watcher_start(void)
+{
+	sigset_t all, old;
+	int p[2] = { -1, -1 };
+	void *stack = MAP_FAILED;
+	int saved = errno;
+	int st, wfd = -1;
+	pid_t c = -1;
+
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		return -1;
+	}
+	stack = mmap(NULL, PWRAP_WATCHER_STACK, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED) {
+		goto out;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	c = clone(watcher_fork, (char *)stack + PWRAP_WATCHER_STACK,
+		  CLONE_VM | CLONE_VFORK | SIGCHLD, &p[0]);
+	if (c > 0) {
+		while (waitpid(c, &st, 0) < 0 && errno == EINTR) {
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (c > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		wfd = p[1];
+		p[1] = -1;
+	}
+out:
+	if (stack != MAP_FAILED) {
+		munmap(stack, PWRAP_WATCHER_STACK);
+	}
+	close(p[0]);
+	if (p[1] >= 0) {
+		close(p[1]);
+	}
+	errno = saved;
+	return wfd;
+}
+
+/* Tells the watcher which directory is ours (see above). */
+static bool watcher_record(int wfd, const char *path, const struct stat *st)
+{
+	char msg[sizeof(struct pwrap_record) + PATH_MAX];
+	struct pwrap_record r = {
+		.dev = st ? (uint64_t)st->st_dev : 0,
+		.ino = st ? (uint64_t)st->st_ino : 0,
+		.len = (uint32_t)strlen(path) + 1,
+	};
+	size_t n = sizeof(r) + r.len;
+
+	/* one write of at most PIPE_BUF bytes is atomic */
+	if (n > PIPE_BUF) {
+		return false;
+	}
+	memcpy(msg, &r, sizeof(r));
+	memcpy(msg + sizeof(r), path, r.len);
+	return write(wfd, msg, n) == (ssize_t)n;
 }
 
 /*
- * Creates the runtime directory from template tmpl (mkdtemp's XXXXXX are
- * replaced in place) inside a new watcher, so that no moment exists at which
- * the directory is there and nobody is responsible for removing it: if this
- * process dies at any point after the fork, the watcher removes what it made.
- * Returns 0, or -1 (nothing was created).
+ * Creates the runtime directory base/pam_wrapper.<pid>.XXXXXX (0700) and,
+ * unless wfd is -1, has the watcher remove it.  Returns the malloc'd path,
+ * or NULL with errno set.
  */
-static int watcher_mkdtemp(char *tmpl)
+static char *make_top(const char *base, int wfd)
 {
-	int p[2] = { -1, -1 };	/* lifetime: write end ours, CLOEXEC */
-	int r[2] = { -1, -1 };	/* report: the created path */
-	size_t len = strlen(tmpl) + 1;
-	char *got = malloc(len + 1);
-	struct stat st;
-	pid_t pid;
-	int status;
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyz"
+				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	char *path = NULL;
 
-	if (got == NULL || pipe2(p, O_CLOEXEC) != 0) {
-		goto fail;
-	}
-	if (pipe2(r, O_CLOEXEC) != 0) {
-		goto fail;
-	}
-	pid = fork();
-	if (pid < 0) {
-		goto fail;
-	}
-	if (pid == 0) {
-		pid_t g = fork();
-		int topfd;
+	for (int attempt = 0; attempt < 100; attempt++) {
+		unsigned char rnd[6];
+		struct stat st;
+		struct timespec ts;
+		char *x;
 
-		if (g != 0) {
-			_exit(g < 0 ? 1 : 0);
+		free(path);
+		if (asprintf(&path, "%s/pam_wrapper.%ld.XXXXXX", base,
+			     (long)getpid()) < 0) {
+			return NULL;
 		}
-		free(got);
-		close(p[1]);
-		close(r[0]);
-		/* A parent killed by now must not take us with SIGPIPE: we
-		 * still have to remove what we create. */
-		signal(SIGPIPE, SIG_IGN);
-		if (mkdtemp(tmpl) == NULL) {
-			_exit(1);
+		if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) !=
+		    (ssize_t)sizeof(rnd)) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			for (size_t i = 0; i < sizeof(rnd); i++) {
+				rnd[i] = (unsigned char)((ts.tv_nsec >> (i * 5)) +
+							 attempt * 7);
+			}
 		}
-		topfd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (topfd < 0) {
-			rmdir(tmpl);
-			_exit(1);
+		x = path + strlen(path) - sizeof(rnd);
+		for (size_t i = 0; i < sizeof(rnd); i++) {
+			x[i] = chars[rnd[i] % (sizeof(chars) - 1)];
 		}
-		/* Before reporting back (so the directory is complete when
-		 * the parent goes on): tell sweepers it is watched.  If the
-		 * report fails the parent is gone; the read below sees EOF
-		 * at once and the cleanup runs. */
-		mark_watched(topfd);
-		if (write(r[1], tmpl, len) != (ssize_t)len) {
-			close(p[0]);
-			p[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (wfd >= 0 && !watcher_record(wfd, path, NULL)) {
+			errno = ENAMETOOLONG;
+			break;
 		}
-		close(r[1]);
-		watcher_main(p[0], topfd, tmpl);
+		if (mkdir(path, 0700) != 0) {
+			if (errno == EEXIST) {
+				continue;	/* a dead process's, same pid */
+			}
+			break;
+		}
+		if (wfd >= 0 && (stat(path, &st) != 0 ||
+				 !watcher_record(wfd, path, &st))) {
+			int saved = errno;
+
+			rmdir(path);
+			errno = saved;
+			break;
+		}
+		return path;
 	}
-	close(p[0]);
-	close(r[1]);
-	p[0] = r[1] = -1;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-	}
-	if (!read_path(r[0], got, len + 1) || fstat(p[1], &st) != 0) {
-		goto fail;
-	}
-	close(r[0]);
-	memcpy(tmpl, got, len);
-	free(got);
-	rt.wfd = p[1];
-	rt.wdev = st.st_dev;
-	rt.wino = st.st_ino;
-	return 0;
-fail:
-	free(got);
-	for (int i = 0; i < 2; i++) {
-		if (p[i] >= 0) {
-			close(p[i]);
-		}
-		if (r[i] >= 0) {
-			close(r[i]);
-		}
-	}
-	return -1;
+	free(path);
+	return NULL;
 }
 
 /* ---- runtime directory -------------------------------------------------- */
@@ -945,7 +1072,9 @@ static int runtime_ensure(const char *svcdir, bool thorough)
 {
 	struct inherited *inherited = NULL;
 	const char *keep;
+	const char *base;
 	char *tmpl = NULL;
+	int wfd = -1;
 	char *inc = NULL;
 	int rc = -1;
 
@@ -964,24 +1093,37 @@ static int runtime_ensure(const char *svcdir, bool thorough)
 	}
 	runtime_forget();
 
-	sweep_stale(tmpdir_base());
-	if (asprintf(&tmpl, "%s/pam_wrapper.%ld.XXXXXX", tmpdir_base(),
-		     (long)getpid()) < 0) {
-		tmpl = NULL;
+	base = tmpdir_base();
+	sweep_stale(base);
+	rt.keep = keep != NULL && keep[0] == '1';
+	wfd = rt.keep ? -1 : watcher_start();
+	tmpl = make_top(base, wfd);
+	if (tmpl == NULL && wfd >= 0) {
+		/* e.g. a path too long to tell the watcher: do without */
+		close(wfd);
+		wfd = -1;
+		tmpl = make_top(base, -1);
+	}
+	if (tmpl == NULL) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot create %s/pam_wrapper.%ld."
+			  "XXXXXX: %s", base, (long)getpid(), strerror(errno));
 		goto out;
 	}
-	rt.keep = keep != NULL && keep[0] == '1';
-	if (rt.keep || watcher_mkdtemp(tmpl) != 0) {
-		if (!rt.keep) {
-			PWRAP_LOG(PWRAP_LOG_WARN, "no watcher for %s (%s): it "
-				  "is removed at exit() only", tmpl,
-				  strerror(errno));
+	if (wfd < 0 && !rt.keep) {
+		PWRAP_LOG(PWRAP_LOG_WARN, "no watcher for %s: it is removed "
+			  "at exit() only", tmpl);
+	}
+	if (wfd >= 0) {
+		struct stat st;
+
+		if (fstat(wfd, &st) == 0) {
+			rt.wfd = wfd;
+			rt.wdev = st.st_dev;
+			rt.wino = st.st_ino;
+		} else {
+			close(wfd);
 		}
-		if (mkdtemp(tmpl) == NULL) {
-			PWRAP_LOG(PWRAP_LOG_ERROR, "cannot create %s: %s",
-				  tmpl, strerror(errno));
-			goto out;
-		}
+		wfd = -1;
 	}
 	rt.top = tmpl;
 	tmpl = NULL;
