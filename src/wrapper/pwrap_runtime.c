@@ -495,6 +495,7 @@ struct pwrap_record {
 	uint64_t dev;		/* 0 (with ino 0): not created yet */
 	uint64_t ino;
 	uint32_t len;		/* of the path that follows, with its NUL */
+	uint32_t zero;		/* no padding: every byte is written */
 };
 
 #define PWRAP_WATCHER_STACK (64 * 1024)
@@ -656,6 +657,7 @@ static bool watcher_record(int wfd, const char *path, const struct stat *st)
 		.dev = st ? (uint64_t)st->st_dev : 0,
 		.ino = st ? (uint64_t)st->st_ino : 0,
 		.len = (uint32_t)strlen(path) + 1,
+		.zero = 0,
 	};
 	size_t n = sizeof(r) + r.len;
 

@@ -5,7 +5,8 @@
  * pam_syslog() that records what they log, so the cache's counters and
  * every scanner kernel can be reached:
  *
- *   - every kernel (portable C, SSE2, AVX2, AVX-512 as the CPU allows)
+ *   - every kernel (portable C, SSE2, AVX2, AVX-512 as the CPU allows),
+ *     and the two-thread search of files of 4 MiB and more,
  *     agrees with a plain reference reading of the line rules on random
  *     passdbs: same line, same fields, same "file:line: reason" logs;
  *   - cached lookups (the file kept in memory, then an index) answer and
@@ -359,6 +360,37 @@ static int best_isa(void)
 	return pm_passdb_isa;
 }
 
+/* pm_passdb_find with kernel ISA on an exact-size copy of B (any read past
+ * the end is an error under ASan and valgrind) answers and logs as R. */
+static void check_find(const struct buf *b, const char *user, int isa,
+		       const struct ref *r, const char *what)
+{
+	char *copy = malloc(b->n ? b->n : 1);
+	struct pm_passdb db = PM_PASSDB_INIT;
+	struct pm_entry e;
+	bool found;
+
+	assert_non_null(copy);
+	memcpy(copy, b->d, b->n);
+	db.path = "mem";
+	db.data = copy;
+	db.size = b->n;
+	pm_passdb_isa = isa;
+	log_clear();
+	found = pm_passdb_find(NULL, &db, user, &e);
+	check_logs(r, what);
+	assert_int_equal(found, r->found);
+	if (found) {
+		assert_int_equal(e.lineno, r->lineno);
+		assert_ptr_equal(e.line, copy + r->off);
+		assert_int_equal(e.line_len, r->len);
+		assert_int_equal(e.pass_len, r->pass_len);
+		assert_ptr_equal(e.pass, copy + (r->pass - b->d));
+		assert_int_equal(e.service_len, r->service_len);
+	}
+	free(copy);
+}
+
 static void scanner_kernels(void **state)
 {
 	int best = best_isa();
@@ -375,35 +407,100 @@ static void scanner_kernels(void **state)
 		random_passdb(&b, nlines, rnd(3) == 0);
 		ref_lookup("mem", b.d, b.n, user, &r);
 		for (int isa = 0; isa <= best; isa++) {
-			/* An exact-size copy: any read past the end is
-			 * an error under ASan and valgrind. */
-			char *copy = malloc(b.n ? b.n : 1);
-			struct pm_passdb db = PM_PASSDB_INIT;
-			struct pm_entry e;
-			bool found;
-
-			assert_non_null(copy);
-			memcpy(copy, b.d, b.n);
-			db.path = "mem";
-			db.data = copy;
-			db.size = b.n;
-			pm_passdb_isa = isa;
-			log_clear();
-			found = pm_passdb_find(NULL, &db, user, &e);
 			snprintf(what, sizeof(what),
 				 "iteration %d, kernel %d, user \"%s\"", it,
 				 isa, user);
-			check_logs(&r, what);
-			assert_int_equal(found, r.found);
-			if (found) {
-				assert_int_equal(e.lineno, r.lineno);
-				assert_ptr_equal(e.line, copy + r.off);
-				assert_int_equal(e.line_len, r.len);
-				assert_int_equal(e.pass_len, r.pass_len);
-				assert_ptr_equal(e.pass, copy + (r.pass - b.d));
-				assert_int_equal(e.service_len, r.service_len);
+			check_find(&b, user, isa, &r, what);
+		}
+		ref_free(&r);
+	}
+	pm_passdb_isa = -1;
+	log_clear();
+	free(b.d);
+}
+
+/*
+ * Files of 4 MiB and more are searched by two threads, split at the first
+ * line that starts after the middle byte (passdb.c, pm_find_split).  Lines
+ * here all have the same length, so each case can put the user and
+ * malformed lines exactly: in either half, on both sides of the split, in
+ * both halves (the first line must win), or nowhere.  The answer, the line
+ * number and the "file:line" logs (in file order, each once) must be those
+ * of a single sequential reading.
+ */
+#define SPLIT_LINE 22 /* bytes per line, with its '\n' */
+#define SPLIT_LINES 220000 /* 4.6 MiB */
+
+enum { AT_NONE = -1 };
+
+static void split_passdb(struct buf *b, const long *alice, size_t nalice,
+			 const long *bad, size_t nbad)
+{
+	char line[SPLIT_LINE + 1];
+
+	b->n = 0;
+	for (long i = 0; i < SPLIT_LINES; i++) {
+		bool is_alice = false, is_bad = false;
+
+		for (size_t k = 0; k < nalice; k++) {
+			is_alice = is_alice || alice[k] == i;
+		}
+		for (size_t k = 0; k < nbad; k++) {
+			is_bad = is_bad || bad[k] == i;
+		}
+		if (is_alice) {
+			snprintf(line, sizeof(line), "alice:p%010ld:svc\n", i);
+		} else if (is_bad) {
+			snprintf(line, sizeof(line), "no-colons-%011ld\n", i);
+		} else {
+			snprintf(line, sizeof(line), "u%07ld:p%07ld:svc\n", i, i);
+		}
+		assert_int_equal(strlen(line), SPLIT_LINE);
+		put(b, line, SPLIT_LINE);
+	}
+}
+
+static void scanner_split(void **state)
+{
+	const long n = SPLIT_LINES;
+	/* the first line of the second half, and the one before it */
+	const long mid = (n * SPLIT_LINE / 2) / SPLIT_LINE + 1;
+	const struct {
+		long alice[2];
+		long bad[3];
+	} cases[] = {
+		{ { AT_NONE, AT_NONE }, { AT_NONE, AT_NONE, AT_NONE } },
+		{ { n / 4, AT_NONE }, { AT_NONE, AT_NONE, AT_NONE } },
+		{ { 3 * n / 4, AT_NONE }, { AT_NONE, AT_NONE, AT_NONE } },
+		{ { n - 1, AT_NONE }, { AT_NONE, AT_NONE, AT_NONE } },
+		{ { mid, AT_NONE }, { AT_NONE, AT_NONE, AT_NONE } },
+		{ { mid - 1, AT_NONE }, { AT_NONE, AT_NONE, AT_NONE } },
+		{ { n / 4, 3 * n / 4 }, { AT_NONE, AT_NONE, AT_NONE } },
+		{ { mid - 1, mid }, { AT_NONE, AT_NONE, AT_NONE } },
+		{ { 3 * n / 4, AT_NONE }, { n / 8, 5 * n / 8, 7 * n / 8 } },
+		{ { n / 4, AT_NONE }, { n / 8, 5 * n / 8, AT_NONE } },
+		{ { AT_NONE, AT_NONE }, { n / 8, mid, n - 2 } },
+		{ { mid + 1, AT_NONE }, { mid, AT_NONE, AT_NONE } },
+	};
+	const int best = best_isa();
+	struct buf b = { NULL, 0, 0 };
+	char what[128];
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct ref r;
+
+		split_passdb(&b, cases[c].alice, 2, cases[c].bad, 3);
+		assert_true(b.n >= ((size_t)4 << 20));
+		ref_lookup("mem", b.d, b.n, "alice", &r);
+		/* the best kernel always, the portable one for some */
+		for (int isa = best; isa >= 0; isa -= (c % 4 == 0 ? best : best + 1)) {
+			snprintf(what, sizeof(what), "split case %zu, kernel %d",
+				 c, isa);
+			check_find(&b, "alice", isa, &r, what);
+			if (best == 0) {
+				break;
 			}
-			free(copy);
 		}
 		ref_free(&r);
 	}
@@ -870,6 +967,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(scanner_kernels),
+		cmocka_unit_test(scanner_split),
 		cmocka_unit_test_setup_teardown(cache_random, setup, teardown),
 		cmocka_unit_test_setup_teardown(cache_edit_same_size, setup,
 						teardown),
