@@ -2,7 +2,8 @@
 /*
  * The per-process runtime directory and the private configuration libpam reads.
  *
- * Layout: $TMPDIR/pam_wrapper.<pid>.XXXXXX/ (created on first use)
+ * Layout: $TMPDIR/pam_wrapper.<pid>.XXXXXX/ (created on first use; without
+ * TMPDIR, below /dev/shm when it is writable, else /tmp)
  *   services/  exported as PAM_WRAPPER_RUNTIME_DIR: copies of the service dir's
  *              files, which tests written for upstream read and add to;
  *   conf/      what pam_start_confdir() is given: rewritten service files
@@ -866,15 +867,28 @@ static void copy_all(const char *svcdir)
 	closedir(d);
 }
 
+static bool usable_dir(const char *d)
+{
+	struct stat st;
+
+	return stat(d, &st) == 0 && S_ISDIR(st.st_mode) &&
+	       access(d, W_OK | X_OK) == 0;
+}
+
+/*
+ * Where runtime directories go: $TMPDIR when it is set (tests point it at a
+ * private directory and check it is left empty); otherwise /dev/shm, a
+ * memory file system where making and removing the directory costs a
+ * fraction of what it does on a disk-backed /tmp (Debian 12's default); else
+ * /tmp.
+ */
 static const char *tmpdir_base(void)
 {
 	const char *t = getenv("TMPDIR");
-	struct stat st;
 	const char *c;
 
-	if (t == NULL || t[0] != '/' || stat(t, &st) != 0 ||
-	    !S_ISDIR(st.st_mode) || access(t, W_OK | X_OK) != 0) {
-		return "/tmp";
+	if (t == NULL || t[0] != '/' || !usable_dir(t)) {
+		return usable_dir("/dev/shm") ? "/dev/shm" : "/tmp";
 	}
 	/* Paths end up as tokens of service-file lines: no blanks allowed. */
 	for (c = t; *c != '\0'; c++) {
