@@ -16,10 +16,10 @@
  * second pam_start on, an inotify watch on the directories lets an unchanged
  * service skip even those (see "the fast path" below).
  *
- * Cleanup: a watcher process (double-forked, in its own session) holds the
- * read end of a pipe whose O_CLOEXEC write end only this process holds; when
- * the process exits, _exits, is killed or execs, the watcher sees EOF and
- * removes the directory.  A normal exit also removes it synchronously in the
+ * Cleanup: a watcher process (double-forked, in its own session) holds one
+ * end of a socket pair whose O_CLOEXEC other end only this process holds;
+ * when the process exits, _exits, is killed or execs, the watcher sees EOF
+ * and removes the directory.  A normal exit also removes it synchronously in the
  * destructor, so a test that checks TMPDIR right after exit sees it gone.
  * PAM_WRAPPER_KEEP_DIR=1 keeps everything for debugging.
  *
@@ -44,6 +44,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -88,7 +89,7 @@ static struct {
 	char *svc;		/* top/services (PAM_WRAPPER_RUNTIME_DIR) */
 	char *conf;		/* top/conf */
 	pid_t owner;		/* process that created top */
-	int wfd;		/* write end of the watcher pipe, -1 if none */
+	int wfd;		/* our end of the watcher socket, -1 if none */
 	dev_t wdev;
 	ino_t wino;
 	bool keep;
@@ -469,8 +470,8 @@ int pwrap_rmtree(const char *path)
 
 /*
  * The watcher is a process that outlives this one and removes the runtime
- * directory once nobody holds the write end of its "lifetime" pipe: the
- * write end is O_CLOEXEC and only this process has it, so EOF comes when it
+ * directory once nobody holds our end of its "lifetime" socket pair: our
+ * end is O_CLOEXEC and only this process has it, so EOF comes when it
  * exits, _exits, is killed or execs.
  *
  * Starting it must be cheap (a PAM program pays it once) and must not make
@@ -486,7 +487,7 @@ int pwrap_rmtree(const char *path)
  * The watcher cannot trust locks (another thread may have held malloc's at
  * the fork), so it uses system calls only, and stack buffers.
  *
- * It is told which directory to remove by records on the pipe: the path
+ * It is told which directory to remove by records on the socket: the path
  * before the directory is created (if we die right after mkdir it is still
  * removed), then the path with the directory's dev/ino once it exists (so a
  * later directory of the same name is never touched).  The last record wins.
@@ -519,23 +520,6 @@ static bool read_full(int fd, void *buf, size_t n)
 	return true;
 }
 
-/* Writes .watcher (our pid) into the directory, for sweep_stale(): a
- * directory whose process died is still in use while its watcher lives. */
-static void mark_watched(int topfd)
-{
-	char pid[24];
-	int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	int fd = openat(topfd, ".watcher", O_WRONLY | O_CREAT | O_EXCL |
-			O_CLOEXEC, 0644);
-
-	if (fd >= 0) {
-		if (write(fd, pid, (size_t)n) != n) {
-			/* a sweeper then only trusts the owner's pid */
-		}
-		close(fd);
-	}
-}
-
 /* Opens the recorded directory if it is still the one that was made. */
 static int open_recorded(const struct pwrap_record *r, const char *path)
 {
@@ -564,7 +548,7 @@ static _Noreturn void watcher_main(int rfd)
 	if (chdir("/") != 0) {
 		/* not fatal: only absolute paths are used */
 	}
-	/* Keep nothing of the process open but the pipe, as fd 0 (first lift
+	/* Keep nothing of the process open but the socket, as fd 0 (first lift
 	 * it above 2: a process without stdin may have it as fd 0 already). */
 	rfd = fcntl(rfd, F_DUPFD_CLOEXEC, 3);
 	if (rfd < 0 || dup2(rfd, 0) < 0) {
@@ -582,13 +566,8 @@ static _Noreturn void watcher_main(int rfd)
 		}
 		memcpy(path, npath, next.len);
 		rec = next;
-		if ((rec.dev != 0 || rec.ino != 0) &&
-		    (fd = open_recorded(&rec, path)) >= 0) {
-			mark_watched(fd);
-			close(fd);
-		}
 	}
-	/* EOF: the process is gone (or exec'd, or closed our pipe). */
+	/* EOF: the process is gone (or exec'd, or closed our socket). */
 	if (path[0] == '/' && (fd = open_recorded(&rec, path)) >= 0) {
 		rmtree_contents(fd);
 		rmdir(path);
@@ -597,27 +576,40 @@ static _Noreturn void watcher_main(int rfd)
 }
 
 /* Runs in the CLONE_VM|CLONE_VFORK child, on its own stack, in our memory:
- * only a raw fork and the return (which exits this child). */
+ * a raw fork, the watcher's pid sent back to us through the socket pair
+ * (our end is readable when clone() returns), and the return, which exits
+ * this child. */
 __attribute__((no_sanitize("address", "undefined")))
 static int watcher_fork(void *arg)
 {
-	if (syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L) == 0) {
-		watcher_main(*(int *)arg);
+	int fd = *(int *)arg;
+	long g = syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+	int32_t pid = (int32_t)g;
+
+	if (g == 0) {
+		watcher_main(fd);
 	}
-	return 0;
+	if (g > 0 && write(fd, &pid, sizeof(pid)) != (ssize_t)sizeof(pid)) {
+		return 1;
+	}
+	return g > 0 ? 0 : 1;
 }
 
-/* Starts a watcher; returns the write end of its lifetime pipe, or -1. */
-static int watcher_start(void)
+/* Starts a watcher; returns our end of its lifetime socket, or -1, and
+ * the watcher's pid in *gpid. */
+static int watcher_start(pid_t *gpid)
 {
 	sigset_t all, old;
 	int p[2] = { -1, -1 };
 	void *stack = MAP_FAILED;
 	int saved = errno;
 	int st, wfd = -1;
+	int32_t pid = 0;
 	pid_t c = -1;
 
-	if (pipe2(p, O_CLOEXEC) != 0) {
+	/* A socket pair rather than a pipe: writing to it after the watcher
+	 * died gives EPIPE (MSG_NOSIGNAL), never a SIGPIPE for the program. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) != 0) {
 		return -1;
 	}
 	stack = mmap(NULL, PWRAP_WATCHER_STACK, PROT_READ | PROT_WRITE,
@@ -634,7 +626,10 @@ static int watcher_start(void)
 		}
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (c > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+	if (c > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+	    recv(p[1], &pid, sizeof(pid), MSG_DONTWAIT) == (ssize_t)sizeof(pid) &&
+	    pid > 0) {
+		*gpid = (pid_t)pid;
 		wfd = p[1];
 		p[1] = -1;
 	}
@@ -668,15 +663,34 @@ static bool watcher_record(int wfd, const char *path, const struct stat *st)
 	}
 	memcpy(msg, &r, sizeof(r));
 	memcpy(msg + sizeof(r), path, r.len);
-	return write(wfd, msg, n) == (ssize_t)n;
+	return send(wfd, msg, n, MSG_NOSIGNAL) == (ssize_t)n;
+}
+
+/* Writes .watcher (the watcher's pid) into the directory, for
+ * sweep_stale(): a directory whose process died is still in use while its
+ * watcher lives (a forked child holds the socket). */
+static void mark_watched(const char *top, pid_t gpid)
+{
+	char pid[24];
+	pwrap_path path;
+	int n = snprintf(pid, sizeof(pid), "%ld\n", (long)gpid);
+	int fd = pjoin(path, top, ".watcher") ?
+		 open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
+
+	if (fd >= 0) {
+		if (write(fd, pid, (size_t)n) != n) {
+			/* a sweeper then only trusts the owner's pid */
+		}
+		close(fd);
+	}
 }
 
 /*
- * Creates the runtime directory base/pam_wrapper.<pid>.XXXXXX (0700) and,
+ * Creates the runtime directory base/<prefix>.<pid>.XXXXXX (0700) and,
  * unless wfd is -1, has the watcher remove it.  Returns the malloc'd path,
  * or NULL with errno set.
  */
-static char *make_top(const char *base, int wfd)
+static char *make_top(const char *base, const char *prefix, int wfd)
 {
 	static const char chars[] = "abcdefghijklmnopqrstuvwxyz"
 				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -689,7 +703,7 @@ static char *make_top(const char *base, int wfd)
 		char *x;
 
 		free(path);
-		if (asprintf(&path, "%s/pam_wrapper.%ld.XXXXXX", base,
+		if (asprintf(&path, "%s/%s.%ld.XXXXXX", base, prefix,
 			     (long)getpid()) < 0) {
 			return NULL;
 		}
@@ -908,7 +922,7 @@ static bool runtime_valid(void)
 	}
 	if (rt.wfd >= 0 && (fstat(rt.wfd, &st) != 0 || st.st_dev != rt.wdev ||
 			    st.st_ino != rt.wino)) {
-		/* Someone closed our pipe (closefrom() in a daemon): the
+		/* Someone closed our socket (closefrom() in a daemon): the
 		 * watcher is removing the directory.  The fd is not ours. */
 		rt.wfd = -1;
 		return false;
@@ -1089,7 +1103,9 @@ static int runtime_ensure(const char *svcdir, bool thorough)
 	struct inherited *inherited = NULL;
 	const char *keep;
 	const char *base;
+	const char *prefix;
 	char *tmpl = NULL;
+	pid_t gpid = -1;
 	int wfd = -1;
 	char *inc = NULL;
 	int rc = -1;
@@ -1112,17 +1128,21 @@ static int runtime_ensure(const char *svcdir, bool thorough)
 	base = tmpdir_base();
 	sweep_stale(base);
 	rt.keep = keep != NULL && keep[0] == '1';
-	wfd = rt.keep ? -1 : watcher_start();
-	tmpl = make_top(base, wfd);
+	/* Kept directories have a name of their own, which sweep_stale()
+	 * passes over without a system call: a debugging session may leave
+	 * many of them, and every new process sweeps. */
+	prefix = rt.keep ? "pam_wrapper_kept" : "pam_wrapper";
+	wfd = rt.keep ? -1 : watcher_start(&gpid);
+	tmpl = make_top(base, prefix, wfd);
 	if (tmpl == NULL && wfd >= 0) {
 		/* e.g. a path too long to tell the watcher: do without */
 		close(wfd);
 		wfd = -1;
-		tmpl = make_top(base, -1);
+		tmpl = make_top(base, prefix, -1);
 	}
 	if (tmpl == NULL) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot create %s/pam_wrapper.%ld."
-			  "XXXXXX: %s", base, (long)getpid(), strerror(errno));
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot create %s/%s.%ld.XXXXXX: "
+			  "%s", base, prefix, (long)getpid(), strerror(errno));
 		goto out;
 	}
 	if (wfd < 0 && !rt.keep) {
@@ -1132,6 +1152,7 @@ static int runtime_ensure(const char *svcdir, bool thorough)
 	if (wfd >= 0) {
 		struct stat st;
 
+		mark_watched(tmpl, gpid);
 		if (fstat(wfd, &st) == 0) {
 			rt.wfd = wfd;
 			rt.wdev = st.st_dev;

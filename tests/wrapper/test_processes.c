@@ -7,6 +7,7 @@
  * processes all succeed.  This binary itself is not preloaded.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -141,6 +142,21 @@ static int wait_status(pid_t pid)
 }
 
 /* Waits up to 10 s for dir to be empty (the watcher works after exit). */
+/* Entries of dir whose name starts with prefix. */
+static int count_prefixed(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL) {
+		n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
+	}
+	closedir(d);
+	return n;
+}
+
 static int wait_empty(const char *dir)
 {
 	int i, n = 0;
@@ -302,6 +318,7 @@ static void test_keep_dir(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 	usleep(200000);	/* a watcher would have removed it by now */
 	assert_int_equal(pt_count_entries(c->tmp), 1);
+	assert_int_equal(count_prefixed(c->tmp, "pam_wrapper_kept."), 1);
 	/* and the next wrapped process does not sweep it away */
 	st = wait_status(spawn(argv, c->env, NULL));
 	assert_true(WIFEXITED(st));
