@@ -477,7 +477,9 @@ int pwrap_rmtree(const char *path)
  * Starting it must be cheap (a PAM program pays it once) and must not make
  * it our child (programs reap "any child" and would be confused):
  *   - clone(CLONE_VM|CLONE_VFORK) runs watcher_fork() on a stack of its own
- *     while we wait, without copying our page tables;
+ *     while we wait, without copying our page tables; it has no exit signal,
+ *     so the program gets no SIGCHLD and its wait(-1) never sees it (we
+ *     reap it with __WCLONE);
  *   - that child forks once more with the raw system call (glibc's fork()
  *     would run every library's fork handlers in our shared memory) and
  *     exits, so the watcher is reparented to init and we reap the child;
@@ -620,9 +622,9 @@ static int watcher_start(pid_t *gpid)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	c = clone(watcher_fork, (char *)stack + PWRAP_WATCHER_STACK,
-		  CLONE_VM | CLONE_VFORK | SIGCHLD, &p[0]);
+		  CLONE_VM | CLONE_VFORK, &p[0]);
 	if (c > 0) {
-		while (waitpid(c, &st, 0) < 0 && errno == EINTR) {
+		while (waitpid(c, &st, __WCLONE) < 0 && errno == EINTR) {
 		}
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

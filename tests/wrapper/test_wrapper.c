@@ -14,6 +14,7 @@
 #include <regex.h>
 #include <security/pam_appl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -525,6 +526,51 @@ static void test_threads(void **state)
 	}
 }
 
+static volatile sig_atomic_t sigchld_seen;
+static volatile pid_t sigchld_pid;
+
+static void on_sigchld(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	sigchld_seen++;
+	sigchld_pid = si->si_pid;
+}
+
+/* The cleanup watcher is not a child of the program: making a runtime
+ * directory (here: again, after removing the first) sends no SIGCHLD and
+ * leaves nothing for wait(-1), which daemons call on any SIGCHLD. */
+static void test_watcher_not_our_child(void **state)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigchld,
+				.sa_flags = SA_SIGINFO };
+	struct sigaction old;
+	char *top;
+	int st;
+
+	pt_write_file(*state, "permit", "auth required pam_permit.so\n");
+	assert_int_equal(txn("permit", 'a'), PAM_SUCCESS);
+	top = strdup(getenv("PAM_WRAPPER_RUNTIME_DIR"));
+	assert_non_null(top);
+	*strrchr(top, '/') = '\0';
+	pt_rmtree(top);	/* (runs rm: before the handler is in place) */
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGCHLD, &sa, &old), 0);
+	sigchld_seen = 0;
+	assert_int_equal(txn("permit", 'a'), PAM_SUCCESS);
+	/* a new directory, with its own watcher */
+	assert_int_not_equal(strncmp(getenv("PAM_WRAPPER_RUNTIME_DIR"), top,
+				     strlen(top)), 0);
+	usleep(100000);
+	if (sigchld_seen != 0) {
+		fail_msg("SIGCHLD from pid %ld", (long)sigchld_pid);
+	}
+	assert_int_equal(waitpid(-1, &st, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+	assert_int_equal(sigaction(SIGCHLD, &old, NULL), 0);
+	free(top);
+}
+
 static void test_fork(void **state)
 {
 	pid_t pid;
@@ -568,6 +614,7 @@ int main(void)
 		T(test_syslog_lines),
 		T(test_password_never_logged),
 		T(test_threads),
+		T(test_watcher_not_our_child),
 		T(test_fork),
 #undef T
 	};
