@@ -6,7 +6,7 @@
  * every scanner kernel can be reached:
  *
  *   - every kernel (portable C, SSE2, AVX2, AVX-512 as the CPU allows),
- *     and the two-thread search of files of 4 MiB and more,
+ *     and the parallel search of files of 4 MiB and more,
  *     agrees with a plain reference reading of the line rules on random
  *     passdbs: same line, same fields, same "file:line: reason" logs;
  *   - cached lookups (the file kept in memory, then an index) answer and
@@ -420,13 +420,14 @@ static void scanner_kernels(void **state)
 }
 
 /*
- * Files of 4 MiB and more are searched by two threads, split at the first
- * line that starts after the middle byte (passdb.c, pm_find_split).  Lines
- * here all have the same length, so each case can put the user and
- * malformed lines exactly: in either half, on both sides of the split, in
- * both halves (the first line must win), or nowhere.  The answer, the line
- * number and the "file:line" logs (in file order, each once) must be those
- * of a single sequential reading.
+ * Files of 4 MiB and more are searched in 16 chunks of whole lines, by this
+ * thread and a helper (passdb.c, pm_find_par); chunk k starts at the first
+ * line that starts after byte size / 16 * k.  Lines here all have the same
+ * length, so each case can put the user and malformed lines exactly: in
+ * early or late chunks, on both sides of a chunk edge, in several chunks
+ * (the first line must win), or nowhere.  The answer, the line number and
+ * the "file:line" logs (in file order, each once) must be those of a single
+ * sequential reading.
  */
 #define SPLIT_LINE 22 /* bytes per line, with its '\n' */
 #define SPLIT_LINES 220000 /* 4.6 MiB */
@@ -463,8 +464,10 @@ static void split_passdb(struct buf *b, const long *alice, size_t nalice,
 static void scanner_split(void **state)
 {
 	const long n = SPLIT_LINES;
-	/* the first line of the second half, and the one before it */
-	const long mid = (n * SPLIT_LINE / 2) / SPLIT_LINE + 1;
+	/* the first line of chunk 8 (the middle); of chunks 1 and 15 */
+	const long mid = (n * SPLIT_LINE / 16 * 8) / SPLIT_LINE + 1;
+	const long e1 = (n * SPLIT_LINE / 16) / SPLIT_LINE + 1;
+	const long e15 = (n * SPLIT_LINE / 16 * 15) / SPLIT_LINE + 1;
 	const struct {
 		long alice[2];
 		long bad[3];
@@ -481,6 +484,11 @@ static void scanner_split(void **state)
 		{ { n / 4, AT_NONE }, { n / 8, 5 * n / 8, AT_NONE } },
 		{ { AT_NONE, AT_NONE }, { n / 8, mid, n - 2 } },
 		{ { mid + 1, AT_NONE }, { mid, AT_NONE, AT_NONE } },
+		{ { e1, AT_NONE }, { AT_NONE, AT_NONE, AT_NONE } },
+		{ { e1 - 1, e15 }, { AT_NONE, AT_NONE, AT_NONE } },
+		{ { e15 - 1, AT_NONE }, { e1 - 1, e1, e15 } },
+		{ { 0, AT_NONE }, { 1, AT_NONE, AT_NONE } },
+		{ { AT_NONE, AT_NONE }, { 0, e15 - 1, n - 1 } },
 	};
 	const int best = best_isa();
 	struct buf b = { NULL, 0, 0 };

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -517,9 +518,10 @@ struct pm_scan {
 	struct pm_entry *e;
 	const struct pm_walker *w;
 	bool stop; /* found, or the walker asked to stop */
-	bool quiet; /* find() in a helper thread: a bad line stops it */
+	bool quiet; /* a chunk of a parallel find(): a bad line stops it */
 	bool bad;   /* ... and one did */
-	const int *cancel; /* set by the other thread: stop at the next piece */
+	const int *limit; /* parallel find(): stop at the next piece once */
+	int index;        /* *limit < index (an earlier chunk decided) */
 };
 
 /* Start of the piece after POS: after the first '\n' at or beyond
@@ -662,8 +664,8 @@ static void pm_scan_all(struct pm_scan *s)
 		n.on = s->ulen < 64; /* pm_piece's shifts */
 	}
 	while (pos < db->size && !s->stop &&
-	       (s->cancel == NULL ||
-		!__atomic_load_n(s->cancel, __ATOMIC_RELAXED))) {
+	       (s->limit == NULL ||
+		__atomic_load_n(s->limit, __ATOMIC_RELAXED) >= s->index)) {
 		size_t end = pm_piece_end(db, pos);
 		size_t full = end; /* end of the complete lines */
 		size_t cand = SIZE_MAX;
@@ -697,98 +699,193 @@ static void pm_scan_all(struct pm_scan *s)
 }
 
 /*
- * Files at least this big are searched by two threads: one thread reads
- * page-cache memory at about 9 GB/s on the 2-core VMs we measure on, two at
- * about 18 (bench/ P3); below this, starting a thread costs more than it
+ * Files at least this big are searched in parallel: one thread reads
+ * page-cache memory at about 7-9 GB/s on the 2-core VMs we measure on, two at
+ * about 15-18 (bench/ P3); below this, starting a thread costs more than it
  * saves.
  */
-#define PM_SPLIT_MIN ((size_t)4 << 20)
+#define PM_PAR_MIN ((size_t)4 << 20)
+#define PM_PAR_CHUNKS 16
 
-/* The second half of a split find(): its own view of the data and scan. */
-struct pm_half {
-	struct pm_passdb db;
-	struct pm_scan s;
-	struct pm_entry e;
+/* One chunk of a parallel find(): whole lines [a, b) of the file. */
+struct pm_chunk {
+	size_t a, b;
+	unsigned long lines; /* lines scanned (all of them, or up to the hit) */
+	struct pm_entry e;   /* the hit; lineno counted from the chunk */
+	bool found, bad;     /* a hit / a malformed line (which stopped it) */
+	int done;            /* atomic: the fields above are final */
 };
 
-static void *pm_half_main(void *arg)
-{
-	struct pm_half *h = arg;
+/* Shared by this thread and the helper; the last one out frees it. */
+struct pm_par {
+	int refs;  /* atomic */
+	int next;  /* atomic: the next chunk to take */
+	int limit; /* atomic: chunks after this one are not needed */
+	size_t n;
+	struct pm_passdb db; /* a copy; the data stays the caller's */
+	struct pm_scan proto;
+	struct pm_chunk c[PM_PAR_CHUNKS];
+};
 
-	pm_scan_all(&h->s);
+static void pm_par_unref(struct pm_par *p)
+{
+	if (__atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		free(p);
+	}
+}
+
+/* Takes chunks in file order until none is left.  A hit or a malformed
+ * line in chunk i makes the chunks after i unneeded: they are skipped, or
+ * stopped at their next piece. */
+static void pm_par_work(struct pm_par *p)
+{
+	int i;
+
+	while ((i = __atomic_fetch_add(&p->next, 1, __ATOMIC_ACQ_REL)) <
+	       (int)p->n) {
+		struct pm_chunk *c = &p->c[i];
+		struct pm_passdb view = p->db;
+		struct pm_scan s = p->proto;
+
+		if (__atomic_load_n(&p->limit, __ATOMIC_RELAXED) >= i) {
+			view.data += c->a;
+			view.size = c->b - c->a;
+			s.db = &view;
+			s.e = &c->e;
+			s.lineno = 0;
+			s.quiet = true;
+			s.limit = &p->limit;
+			s.index = i;
+			pm_scan_all(&s);
+			c->lines = s.lineno;
+			c->bad = s.bad;
+			c->found = s.stop && !s.bad;
+			if (c->found || c->bad) {
+				int l = __atomic_load_n(&p->limit,
+							__ATOMIC_RELAXED);
+
+				while (i < l &&
+				       !__atomic_compare_exchange_n(
+					       &p->limit, &l, i, false,
+					       __ATOMIC_RELAXED,
+					       __ATOMIC_RELAXED)) {
+				}
+			}
+		}
+		__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	}
+}
+
+static void *pm_par_main(void *arg)
+{
+	pm_par_work(arg);
+	pm_par_unref(arg);
 	return NULL;
 }
 
 /*
- * find() over a big file: the lines from the middle on are searched by a
- * helper thread while this one searches the first half.  The first half's
- * answer wins (the first matching line is the user's); a match there stops
- * the helper.  The helper logs nothing: at a malformed line it stops, and
- * if the first half has no match, the second half is scanned again here,
- * logging in file order as a single scan would.  Returns false when no
- * thread can be started (the caller then scans alone).
+ * Puts the helper on another CPU than ours.  Left to itself the scheduler
+ * starts a new thread on the CPU of the thread that made it, where it
+ * preempts that thread and the two take turns for a millisecond or more
+ * before one is moved.
  */
-static bool pm_find_split(struct pm_scan *s)
+static void pm_par_other_cpu(pthread_attr_t *attr)
+{
+	cpu_set_t set;
+	int me = sched_getcpu();
+
+	if (me >= 0 && me < CPU_SETSIZE &&
+	    sched_getaffinity(0, sizeof(set), &set) == 0 &&
+	    CPU_ISSET(me, &set) && CPU_COUNT(&set) > 1) {
+		CPU_CLR(me, &set);
+		pthread_attr_setaffinity_np(attr, sizeof(set), &set);
+	}
+}
+
+/*
+ * find() over a big file: the file is cut into chunks of whole lines, which
+ * this thread and a helper take in order.  This thread starts at once and
+ * never waits for the helper to start (on a VM, waking an idle CPU can take
+ * milliseconds; a helper that starts late finds nothing left and exits); it
+ * waits only for a chunk the helper is scanning.  Chunks log nothing: the
+ * answer is the first chunk, in file order, with a hit (its line numbers
+ * offset by the lines before it) or with a malformed line, from which the
+ * file is scanned again here, logging as a single scan does.  Returns false
+ * when it cannot run (the caller then scans alone).
+ */
+static bool pm_find_par(struct pm_scan *s)
 {
 	const struct pm_passdb *db = s->db;
-	const size_t half = db->size / 2;
-	const char *nl = memchr(db->data + half, '\n', db->size - half);
-	struct pm_passdb first = *db;
-	struct pm_half *h = NULL;
+	struct pm_par *p = calloc(1, sizeof(*p));
 	pthread_attr_t attr;
 	sigset_t all, old;
 	pthread_t t;
-	size_t mid;
-	int cancel = 0;
-	int rc;
+	size_t a = 0;
 
-	if (nl == NULL || (mid = (size_t)(nl - db->data) + 1) >= db->size ||
-	    (h = calloc(1, sizeof(*h))) == NULL) {
+	if (p == NULL) {
 		return false;
 	}
-	h->db = *db;
-	h->db.data += mid;
-	h->db.size -= mid;
-	h->s = *s;
-	h->s.db = &h->db;
-	h->s.e = &h->e;
-	h->s.lineno = 0;
-	h->s.quiet = true;
-	h->s.cancel = &cancel;
-	first.size = mid;
-	if (pthread_attr_init(&attr) != 0) {
-		free(h);
-		return false;
+	for (size_t i = 0; i < PM_PAR_CHUNKS && a < db->size; i++) {
+		size_t want = db->size / PM_PAR_CHUNKS * (i + 1);
+		const char *nl;
+
+		want = want > a ? want : a; /* after a line longer than a chunk */
+		nl = i + 1 == PM_PAR_CHUNKS ? NULL :
+		     memchr(db->data + want, '\n', db->size - want);
+		size_t b = nl != NULL ? (size_t)(nl - db->data) + 1 : db->size;
+
+		p->c[p->n].a = a;
+		p->c[p->n].b = b;
+		p->n++;
+		a = b;
 	}
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	/* The helper must never run the application's signal handlers. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&t, &attr, pm_half_main, h);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
-	if (rc != 0) {
-		free(h);
-		return false;
+	p->refs = 1;
+	p->limit = (int)p->n;
+	p->db = *db;
+	p->proto = *s;
+	if (pthread_attr_init(&attr) == 0) {
+		pthread_attr_setstacksize(&attr, 256 * 1024);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pm_par_other_cpu(&attr);
+		p->refs = 2;
+		/* The helper must never run the application's handlers. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		if (pthread_create(&t, &attr, pm_par_main, p) != 0) {
+			p->refs = 1;
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&attr);
 	}
-	s->db = &first;
-	pm_scan_all(s);
-	if (s->stop) {
-		__atomic_store_n(&cancel, 1, __ATOMIC_RELAXED);
+	pm_par_work(p);
+	/* Every chunk is taken; wait for the helper to leave the data. */
+	for (size_t i = 0; i < p->n; i++) {
+		while (!__atomic_load_n(&p->c[i].done, __ATOMIC_ACQUIRE)) {
+			sched_yield();
+		}
 	}
-	pthread_join(t, NULL);
-	if (!s->stop && h->s.bad) {
-		s->db = &h->db; /* again, logging; line numbers go on */
-		pm_scan_all(s);
-	} else if (!s->stop && h->s.stop) {
-		*s->e = h->e;
-		s->e->lineno += s->lineno;
-		s->stop = true;
-	} else if (!s->stop) {
-		s->lineno += h->s.lineno;
+	for (size_t i = 0; i < p->n && !s->stop; i++) {
+		const struct pm_chunk *c = &p->c[i];
+
+		if (c->bad) {
+			struct pm_passdb rest = *db;
+
+			rest.data += c->a;
+			rest.size -= c->a;
+			s->db = &rest;
+			pm_scan_all(s);
+			s->db = db;
+			break;
+		}
+		if (c->found) {
+			*s->e = c->e;
+			s->e->lineno += s->lineno;
+			s->stop = true;
+			break;
+		}
+		s->lineno += c->lines;
 	}
-	s->db = db;
-	free(h);
+	pm_par_unref(p);
 	return true;
 }
 
@@ -797,7 +894,7 @@ bool pm_passdb_find(pam_handle_t *pamh, const struct pm_passdb *db,
 {
 	const size_t ulen = strlen(user);
 	struct pm_scan s = { db, pm_kernels(), 0, pamh, NULL, 0, e, NULL,
-			     false, false, false, NULL };
+			     false, false, false, NULL, 0 };
 
 	/* An empty name, or one with ':' or '\n', can match no line, nor can
 	 * one too long for a valid line; still scan, so that bad lines are
@@ -806,7 +903,7 @@ bool pm_passdb_find(pam_handle_t *pamh, const struct pm_passdb *db,
 		s.user = user;
 		s.ulen = ulen;
 	}
-	if (db->size < PM_SPLIT_MIN || !pm_find_split(&s)) {
+	if (db->size < PM_PAR_MIN || !pm_find_par(&s)) {
 		pm_scan_all(&s);
 	}
 	return s.stop;
@@ -815,7 +912,7 @@ bool pm_passdb_find(pam_handle_t *pamh, const struct pm_passdb *db,
 bool pm_passdb_walk(const struct pm_passdb *db, const struct pm_walker *w)
 {
 	struct pm_scan s = { db, pm_kernels(), 0, NULL, NULL, 0, NULL, w,
-			     false, false, false, NULL };
+			     false, false, false, NULL, 0 };
 
 	pm_scan_all(&s);
 	return !s.stop;
