@@ -3,8 +3,9 @@
  * pam_matrix's password database: a text file of "user:password:service"
  * lines.  Reading maps a big file (small ones and files that cannot be
  * mapped are read whole); a lookup searches the bytes for "\nUSER:" and
- * proves the lines before the hit valid in bulk, 64 bytes at a time, so
- * looking up the last of a million users costs about a millisecond.
+ * proves the lines before the hit valid in bulk, 64 bytes at a time (in 16
+ * chunks shared with a helper thread for files of 4 MiB and more), so
+ * looking up the last of a million users costs a few milliseconds.
  * Malformed lines are skipped with a "file:line: reason" log message and
  * never crash the module.  Changing a password rewrites the file atomically
  * under an exclusive lock.  passdb_cache.h keeps loaded files and an index
