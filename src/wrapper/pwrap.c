@@ -74,6 +74,12 @@ __attribute__((constructor)) static void pwrap_constructor(void)
 	}
 }
 
+/* Whether the last pam_start of this process was wrapped: libpam calls
+ * audit_open() at every PAM call of a transaction, and answering from this
+ * flag spares an environment scan each time (the transaction was started
+ * wrapped, so its audit calls are answered as wrapped). */
+static bool last_start_wrapped;
+
 static int pwrap_start(const char *service, const char *user,
 		       const struct pam_conv *conv, const char *app_confdir,
 		       pam_handle_t **pamh)
@@ -82,6 +88,7 @@ static int pwrap_start(const char *service, const char *user,
 	char *confdir = NULL;
 	int rc;
 
+	__atomic_store_n(&last_start_wrapped, true, __ATOMIC_RELAXED);
 	if (r->pam_start_confdir == NULL) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "libpam has no pam_start_confdir "
 			  "(Linux-PAM >= 1.4 is needed)");
@@ -114,6 +121,7 @@ PWRAP_EXPORT int pam_start(const char *service_name, const char *user,
 		return pwrap_start(service_name, user, pam_conversation, NULL,
 				   pamh);
 	}
+	__atomic_store_n(&last_start_wrapped, false, __ATOMIC_RELAXED);
 	r = pwrap_real();
 	if (r->pam_start == NULL) {
 		return PAM_ABORT;
@@ -132,6 +140,7 @@ PWRAP_EXPORT int pam_start_confdir(const char *service_name, const char *user,
 		return pwrap_start(service_name, user, pam_conversation,
 				   confdir, pamh);
 	}
+	__atomic_store_n(&last_start_wrapped, false, __ATOMIC_RELAXED);
 	r = pwrap_real();
 	if (r->pam_start_confdir == NULL) {
 		return PAM_ABORT;
@@ -287,7 +296,8 @@ int audit_open(void)
 {
 	const struct pwrap_real *r;
 
-	if (!pwrap_enabled()) {
+	if (!__atomic_load_n(&last_start_wrapped, __ATOMIC_RELAXED) &&
+	    !pwrap_enabled()) {
 		r = pwrap_real();
 		if (r->audit_open != NULL) {
 			return r->audit_open();

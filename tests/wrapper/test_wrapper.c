@@ -369,6 +369,15 @@ static void test_audit_open(void **state)
 	errno = 0;
 	assert_int_equal(ao(), -1);
 	assert_int_equal(errno, EPROTONOSUPPORT);
+	/* libpam's audit calls during a transaction started wrapped are
+	 * answered as wrapped, even if the environment changed since */
+	pt_write_file(*state, "permit", "auth required pam_permit.so\n");
+	assert_int_equal(txn("permit", 'a'), PAM_SUCCESS);
+	setenv("PAM_WRAPPER", "0", 1);
+	errno = 0;
+	assert_int_equal(ao(), -1);
+	assert_int_equal(errno, EPROTONOSUPPORT);
+	setenv("PAM_WRAPPER", "1", 1);
 }
 
 static void test_set_item_service_reload(void **state)
