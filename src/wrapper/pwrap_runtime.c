@@ -43,9 +43,11 @@
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -125,6 +127,8 @@ static struct {
 	.fd = -1,
 };
 
+static bool fast_fd_ours(void);
+
 /* Set while this thread holds rt.lock, so our own fork() inside the lock
  * does not deadlock in the prepare handler. */
 static __thread bool lock_held;
@@ -168,7 +172,7 @@ static void atfork_child(void)
 	/* The inotify instance is shared with the parent: reading it here
 	 * would steal the parent's events.  The child gets its own runtime
 	 * directory anyway, and a new instance if it loops. */
-	if (fast.fd >= 0) {
+	if (fast.fd >= 0 && fast_fd_ours()) {
 		close(fast.fd);
 	}
 	fast.fd = -1;
@@ -502,7 +506,11 @@ struct pwrap_record {
 	uint32_t zero;		/* no padding: every byte is written */
 };
 
-#define PWRAP_WATCHER_STACK (64 * 1024)
+/* The watcher runs on this stack (its copy): watcher_main() takes about
+ * 8 KiB, each level of rmtree_at() about 2.1 KiB, up to
+ * PWRAP_RMTREE_DEPTH levels; the lowest page is a guard. */
+#define PWRAP_WATCHER_STACK (256 * 1024)
+#define PWRAP_GUARD 4096
 
 static bool read_full(int fd, void *buf, size_t n)
 {
@@ -605,18 +613,24 @@ static int watcher_start(pid_t *gpid)
 	int p[2] = { -1, -1 };
 	void *stack = MAP_FAILED;
 	int saved = errno;
-	int st, wfd = -1;
+	int st = 0, sub = 0, wfd = -1;
 	int32_t pid = 0;
 	pid_t c = -1;
 
+	/* A program that is a child subreaper would inherit the watcher as a
+	 * child (and wait for it forever in a wait(-1) loop): no watcher. */
+	if (prctl(PR_GET_CHILD_SUBREAPER, &sub, 0, 0, 0) == 0 && sub != 0) {
+		return -1;
+	}
 	/* A socket pair rather than a pipe: writing to it after the watcher
 	 * died gives EPIPE (MSG_NOSIGNAL), never a SIGPIPE for the program. */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) != 0) {
 		return -1;
 	}
 	stack = mmap(NULL, PWRAP_WATCHER_STACK, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (stack == MAP_FAILED) {
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
+		     -1, 0);
+	if (stack == MAP_FAILED || mprotect(stack, PWRAP_GUARD, PROT_NONE) != 0) {
 		goto out;
 	}
 	sigfillset(&all);
@@ -628,7 +642,10 @@ static int watcher_start(pid_t *gpid)
 		}
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (c > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+	/* The pid arrives only if the watcher was made (whatever waitpid
+	 * said: another thread's waitpid(__WALL) may have reaped the child). */
+	(void)st;
+	if (c > 0 &&
 	    recv(p[1], &pid, sizeof(pid), MSG_DONTWAIT) == (ssize_t)sizeof(pid) &&
 	    pid > 0) {
 		*gpid = (pid_t)pid;
@@ -1672,8 +1689,6 @@ static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
  * does the full check, as before.
  */
 
-static bool fast_fd_ours(void);
-
 static void fast_forget(void)
 {
 	if (fast.fd >= 0 && fast_fd_ours()) {
@@ -1743,6 +1758,65 @@ static bool fast_add(int fd, const char *dir, uint32_t extra)
 				 IN_MOVE_SELF | IN_ONLYDIR | extra) >= 0;
 }
 
+/* File systems where every change made on this machine gives an inotify
+ * event; on NFS, 9p, FUSE (virtiofs, sshfs) another client or the host can
+ * change a file without one. */
+static bool fast_local_fs(const char *dir)
+{
+	struct statfs sf;
+
+	if (statfs(dir, &sf) != 0) {
+		return false;
+	}
+	switch ((unsigned long)sf.f_type) {
+	case 0xEF53UL:		/* ext2, ext3, ext4 */
+	case 0x01021994UL:	/* tmpfs */
+	case 0x858458F6UL:	/* ramfs */
+	case 0x58465342UL:	/* xfs */
+	case 0x9123683EUL:	/* btrfs */
+	case 0xF2F52010UL:	/* f2fs */
+	case 0x2FC12FC1UL:	/* zfs */
+	case 0x794C7630UL:	/* overlayfs */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Watches the directories above the service dir for being moved or removed
+ * (a test that renames a parent and makes a new one at the same path).  The
+ * path must be canonical: a symlink or "..", "." in it could be changed with
+ * no event on any directory we watch.  Returns false if it cannot be done.
+ */
+static bool fast_add_parents(int fd, const char *svcdir)
+{
+	pwrap_path want;
+	char *canon = realpath(svcdir, NULL);
+	size_t j = 0;
+	bool ok;
+
+	/* svcdir with repeated and trailing slashes removed */
+	for (size_t i = 0; svcdir[i] != '\0' && j + 1 < sizeof(want); i++) {
+		if (svcdir[i] != '/' || j == 0 || want[j - 1] != '/') {
+			want[j++] = svcdir[i];
+		}
+	}
+	if (j > 1 && want[j - 1] == '/') {
+		j--;
+	}
+	want[j] = '\0';
+	ok = canon != NULL && strcmp(canon, want) == 0;
+	for (char *slash; ok && (slash = strrchr(canon, '/')) != NULL &&
+			  slash != canon;) {
+		*slash = '\0';
+		ok = inotify_add_watch(fd, canon, IN_MOVE_SELF | IN_DELETE_SELF |
+				       IN_ONLYDIR | IN_DONT_FOLLOW) >= 0;
+	}
+	free(canon);
+	return ok;
+}
+
 /* Makes the instance and its watches for fast.svcdir (fast.fd stays -1 if
  * the directories cannot be watched). */
 static void fast_open(void)
@@ -1752,6 +1826,11 @@ static void fast_open(void)
 	int fd, hi;
 
 	fast.tried = true;
+	if (!fast_local_fs(fast.svcdir)) {
+		PWRAP_LOG(PWRAP_LOG_DEBUG, "%s is not on a local file system: "
+			  "every pam_start checks the files", fast.svcdir);
+		return;
+	}
 	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (fd < 0) {
 		PWRAP_LOG(PWRAP_LOG_DEBUG, "no inotify instance (%s): every "
@@ -1768,6 +1847,7 @@ static void fast_open(void)
 	 * it): the link could be pointed elsewhere without an event. */
 	if (!pjoin(inc, rt.conf, ".inc") ||
 	    !fast_add(fd, fast.svcdir, IN_DONT_FOLLOW) ||
+	    !fast_add_parents(fd, fast.svcdir) ||
 	    !fast_add(fd, rt.svc, 0) || !fast_add(fd, rt.conf, 0) ||
 	    !fast_add(fd, inc, 0) || fstat(fd, &st) != 0) {
 		PWRAP_LOG(PWRAP_LOG_DEBUG, "cannot watch %s (%s): every "

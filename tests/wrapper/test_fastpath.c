@@ -278,6 +278,66 @@ static void test_service_dir_recreated(void **state)
 	assert_int_equal(auth("svc"), PAM_SUCCESS);
 }
 
+/* A parent of the service directory is renamed and a new one made at the
+ * same path: no event reaches the service directory's own watch. */
+static void test_parent_renamed(void **state)
+{
+	char *top = pt_mkdtemp();
+	char *svc = path_of(top, "pam.d");
+	char *old = NULL;
+
+	(void)state;
+	assert_int_equal(mkdir(svc, 0700), 0);
+	pt_write_file(svc, "svc", PERMIT);
+	setenv("PAM_WRAPPER_SERVICE_DIR", svc, 1);
+	arm("svc", PAM_SUCCESS);
+	assert_true(asprintf(&old, "%s.old", top) > 0);
+	assert_int_equal(rename(top, old), 0);
+	assert_int_equal(mkdir(top, 0700), 0);
+	assert_int_equal(mkdir(svc, 0700), 0);
+	pt_write_file(svc, "svc", DENY);
+	assert_int_equal(auth("svc"), PAM_AUTH_ERR);
+	arm("svc", PAM_AUTH_ERR);
+	pt_rmtree(old);
+	pt_rmtree(top);
+	free(old);
+	free(svc);
+	free(top);
+}
+
+/* A service directory reached through a symlink never takes the fast path:
+ * pointing the link elsewhere changes nothing we could watch. */
+static void test_symlinked_parent(void **state)
+{
+	char *a = pt_mkdtemp();
+	char *b = pt_mkdtemp();
+	char *link = NULL;
+	char *svc = NULL;
+	int fast = 1;
+
+	(void)state;
+	pt_write_file(a, "svc", PERMIT);
+	pt_write_file(b, "svc", DENY);
+	assert_true(asprintf(&link, "%s.link", a) > 0);
+	assert_int_equal(symlink(a, link), 0);
+	assert_true(asprintf(&svc, "%s/.", link) > 0);
+	setenv("PAM_WRAPPER_SERVICE_DIR", svc, 1);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(auth_fast("svc", &fast), PAM_SUCCESS);
+		assert_false(fast);
+	}
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(symlink(b, link), 0);
+	assert_int_equal(auth("svc"), PAM_AUTH_ERR);
+	assert_int_equal(unlink(link), 0);
+	pt_rmtree(a);
+	pt_rmtree(b);
+	free(link);
+	free(svc);
+	free(a);
+	free(b);
+}
+
 /* Somebody tidies TMPDIR under a running process. */
 static void test_runtime_dir_removed(void **state)
 {
@@ -376,6 +436,8 @@ int main(void)
 		T(test_hard_linked_file),
 		T(test_service_dir_switched),
 		T(test_service_dir_recreated),
+		T(test_parent_renamed),
+		T(test_symlinked_parent),
 		T(test_runtime_dir_removed),
 		T(test_fork_keeps_parent_events),
 		/* last: it turns the fast path off for the process */

@@ -253,15 +253,20 @@ static void test_clean_without_stdio(void **state)
 	free(client);
 }
 
-static void test_clean_after_sigkill(void **state)
+/* Runs the client until it hangs after its transaction, adds `depth`
+ * nested directories to its runtime directory, kills it: the watcher must
+ * remove everything. */
+static void kill_hanging_client(struct ctx *c, int depth)
 {
-	struct ctx *c = *state;
 	char *client = client_path();
 	char *argv[] = { client, "permit", "alice", "auth", "hang", NULL };
 	char buf[256] = { 0 };
 	size_t got = 0;
 	int fd, st;
 	pid_t pid = spawn(argv, c->env, &fd);
+	DIR *d;
+	struct dirent *de;
+	char *path = NULL;
 
 	while (strstr(buf, "ready\n") == NULL && got < sizeof(buf) - 1) {
 		ssize_t n = read(fd, buf + got, sizeof(buf) - 1 - got);
@@ -271,11 +276,42 @@ static void test_clean_after_sigkill(void **state)
 	}
 	close(fd);
 	assert_int_equal(pt_count_entries(c->tmp), 1);	/* in use */
+	d = opendir(c->tmp);
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL && path == NULL) {
+		if (de->d_name[0] != '.') {
+			assert_true(asprintf(&path, "%s/%s/services", c->tmp,
+					     de->d_name) > 0);
+		}
+	}
+	closedir(d);
+	assert_non_null(path);
+	for (int i = 0; i < depth; i++) {
+		char *sub = NULL;
+
+		assert_true(asprintf(&sub, "%s/d%d", path, i) > 0);
+		assert_int_equal(mkdir(sub, 0700), 0);
+		free(path);
+		path = sub;
+	}
+	pt_write_file(path, "deepest", "x\n");
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	st = wait_status(pid);
 	assert_true(WIFSIGNALED(st));
 	assert_int_equal(wait_empty(c->tmp), 0);
+	free(path);
 	free(client);
+}
+
+static void test_clean_after_sigkill(void **state)
+{
+	kill_hanging_client(*state, 0);
+}
+
+/* As deep as the watcher removes (its stack is sized for it). */
+static void test_clean_deep_tree_after_sigkill(void **state)
+{
+	kill_hanging_client(*state, 60);
 }
 
 static void test_disabled_creates_nothing(void **state)
@@ -400,6 +436,7 @@ int main(void)
 		T(test_clean_after_exec),
 		T(test_clean_without_stdio),
 		T(test_clean_after_sigkill),
+		T(test_clean_deep_tree_after_sigkill),
 		T(test_disabled_creates_nothing),
 		T(test_keep_dir),
 		T(test_stale_dirs_swept),

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -580,6 +581,28 @@ static void test_watcher_not_our_child(void **state)
 	free(top);
 }
 
+/* A program that is a child subreaper would inherit the watcher: it gets
+ * none, and wait(-1) still finds no child. */
+static void test_subreaper_gets_no_watcher(void **state)
+{
+	char *top;
+	int st;
+
+	pt_write_file(*state, "permit", "auth required pam_permit.so\n");
+	assert_int_equal(txn("permit", 'a'), PAM_SUCCESS);
+	top = strdup(getenv("PAM_WRAPPER_RUNTIME_DIR"));
+	assert_non_null(top);
+	*strrchr(top, '/') = '\0';
+	pt_rmtree(top);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	assert_int_equal(txn("permit", 'a'), PAM_SUCCESS);
+	usleep(100000);
+	assert_int_equal(waitpid(-1, &st, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0), 0);
+	free(top);
+}
+
 static void test_fork(void **state)
 {
 	pid_t pid;
@@ -624,6 +647,7 @@ int main(void)
 		T(test_password_never_logged),
 		T(test_threads),
 		T(test_watcher_not_our_child),
+		T(test_subreaper_gets_no_watcher),
 		T(test_fork),
 #undef T
 	};

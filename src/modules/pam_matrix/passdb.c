@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -859,9 +860,15 @@ static bool pm_find_par(struct pm_scan *s)
 	}
 	pm_par_work(p);
 	/* Every chunk is taken; wait for the helper to leave the data. */
-	for (size_t i = 0; i < p->n; i++) {
+	for (size_t i = 0, spins = 0; i < p->n; i++) {
 		while (!__atomic_load_n(&p->c[i].done, __ATOMIC_ACQUIRE)) {
-			sched_yield();
+			/* a chunk takes well under a millisecond; a helper
+			 * that lost its CPU is waited for without spinning */
+			if (++spins < 1000) {
+				sched_yield();
+			} else {
+				nanosleep(&(struct timespec){ 0, 50000 }, NULL);
+			}
 		}
 	}
 	for (size_t i = 0; i < p->n && !s->stop; i++) {
