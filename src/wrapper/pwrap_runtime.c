@@ -127,7 +127,7 @@ static struct {
 	.fd = -1,
 };
 
-static bool fast_fd_ours(void);
+static void fast_forget(void);
 
 /* Set while this thread holds rt.lock, so our own fork() inside the lock
  * does not deadlock in the prepare handler. */
@@ -172,13 +172,7 @@ static void atfork_child(void)
 	/* The inotify instance is shared with the parent: reading it here
 	 * would steal the parent's events.  The child gets its own runtime
 	 * directory anyway, and a new instance if it loops. */
-	if (fast.fd >= 0 && fast_fd_ours()) {
-		close(fast.fd);
-	}
-	fast.fd = -1;
-	fast.n_names = 0;
-	free(fast.svcdir);
-	fast.svcdir = NULL;
+	fast_forget();
 }
 
 static void atfork_register(void)
@@ -613,7 +607,7 @@ static int watcher_start(pid_t *gpid)
 	int p[2] = { -1, -1 };
 	void *stack = MAP_FAILED;
 	int saved = errno;
-	int st = 0, sub = 0, wfd = -1;
+	int sub = 0, wfd = -1;
 	int32_t pid = 0;
 	pid_t c = -1;
 
@@ -638,13 +632,12 @@ static int watcher_start(pid_t *gpid)
 	c = clone(watcher_fork, (char *)stack + PWRAP_WATCHER_STACK,
 		  CLONE_VM | CLONE_VFORK, &p[0]);
 	if (c > 0) {
-		while (waitpid(c, &st, __WCLONE) < 0 && errno == EINTR) {
+		while (waitpid(c, NULL, __WCLONE) < 0 && errno == EINTR) {
 		}
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* The pid arrives only if the watcher was made (whatever waitpid
 	 * said: another thread's waitpid(__WALL) may have reaped the child). */
-	(void)st;
 	if (c > 0 &&
 	    recv(p[1], &pid, sizeof(pid), MSG_DONTWAIT) == (ssize_t)sizeof(pid) &&
 	    pid > 0) {
@@ -676,7 +669,7 @@ static bool watcher_record(int wfd, const char *path, const struct stat *st)
 	};
 	size_t n = sizeof(r) + r.len;
 
-	/* one write of at most PIPE_BUF bytes is atomic */
+	/* one small record, sent whole (the watcher reads exact sizes) */
 	if (n > PIPE_BUF) {
 		return false;
 	}
@@ -1027,10 +1020,6 @@ static void sweep_stale(const char *base)
 			close(dfd);
 			continue;
 		}
-		if (faccessat(dfd, ".keep", F_OK, 0) == 0) {
-			close(dfd);	/* PAM_WRAPPER_KEEP_DIR=1: the user's */
-			continue;
-		}
 		fd = openat(dfd, ".watcher", O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
 			ssize_t n = read(fd, buf, sizeof(buf) - 1);
@@ -1148,8 +1137,8 @@ static int runtime_ensure(const char *svcdir, bool thorough)
 	sweep_stale(base);
 	rt.keep = keep != NULL && keep[0] == '1';
 	/* Kept directories have a name of their own, which sweep_stale()
-	 * passes over without a system call: a debugging session may leave
-	 * many of them, and every new process sweeps. */
+	 * never matches (so it leaves them alone, without a system call: a
+	 * debugging session may leave many, and every new process sweeps). */
 	prefix = rt.keep ? "pam_wrapper_kept" : "pam_wrapper";
 	wfd = rt.keep ? -1 : watcher_start(&gpid);
 	tmpl = make_top(base, prefix, wfd);
@@ -1200,16 +1189,6 @@ static int runtime_ensure(const char *svcdir, bool thorough)
 	}
 	rt.owner = getpid();
 	rt.gen++;
-	if (rt.keep) {
-		/* kept for debugging: sweep_stale() must leave it alone */
-		pwrap_path keepf;
-		int fd = pjoin(keepf, rt.top, ".keep") ?
-			 open(keepf, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
-
-		if (fd >= 0) {
-			close(fd);
-		}
-	}
 	if (svcdir != NULL) {
 		copy_all(svcdir);
 	}
@@ -1688,6 +1667,8 @@ static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
  * limited per user: 128 by default); when none can be made, every pam_start
  * does the full check, as before.
  */
+
+static bool fast_fd_ours(void);
 
 static void fast_forget(void)
 {
