@@ -227,7 +227,7 @@ static const char *const pm_why_text[PM_NWHY] = {
 	[PM_NOUSER] = "empty user name",
 };
 
-const char *pm_passdb_why(unsigned why)
+static const char *pm_passdb_why(unsigned why)
 {
 	return why < PM_NWHY ? pm_why_text[why] : "malformed line";
 }
@@ -519,10 +519,12 @@ struct pm_scan {
 	struct pm_entry *e;
 	const struct pm_walker *w;
 	bool stop; /* found, or the walker asked to stop */
-	bool quiet; /* a chunk of a parallel find(): a bad line stops it */
-	bool bad;   /* ... and one did */
-	const int *limit; /* parallel find(): stop at the next piece once */
-	int index;        /* *limit < index (an earlier chunk decided) */
+	bool bad;   /* a chunk of a parallel find() met a malformed line */
+	/* A chunk of a parallel find() (NULL otherwise): a malformed line
+	 * stops it unlogged, and it stops at the next piece once
+	 * *limit < index (an earlier chunk decided). */
+	const int *limit;
+	int index;
 };
 
 /* Start of the piece after POS: after the first '\n' at or beyond
@@ -567,7 +569,7 @@ static void pm_exact(struct pm_scan *s, size_t a, size_t b)
 						   s->e);
 				s->stop = true;
 			}
-		} else if (why != PM_COMMENT && s->quiet) {
+		} else if (why != PM_COMMENT && s->limit != NULL) {
 			s->bad = true; /* logged by the rescan, in order */
 			s->stop = true;
 		} else if (why != PM_COMMENT) {
@@ -643,12 +645,16 @@ static size_t pm_run(struct pm_scan *s, size_t a, size_t b,
 	return SIZE_MAX;
 }
 
-/* Whether the line at OFF starts with "USER:". */
-static bool pm_starts_with_user(const struct pm_passdb *db, size_t off,
-				const char *user, size_t ulen)
+bool pm_line_starts_with_user(const char *data, size_t size, size_t off,
+			      const char *user, size_t ulen)
 {
-	return db->size - off > ulen && db->data[off + ulen] == ':' &&
-	       memcmp(db->data + off, user, ulen) == 0;
+	return size - off > ulen && data[off + ulen] == ':' &&
+	       memcmp(data + off, user, ulen) == 0;
+}
+
+bool pm_user_searchable(const char *user, size_t ulen)
+{
+	return ulen > 0 && ulen < PM_LINE_MAX && strpbrk(user, ":\n") == NULL;
 }
 
 /* The scan of find() and walk(): piece by piece. */
@@ -676,8 +682,9 @@ static void pm_scan_all(struct pm_scan *s)
 
 			full = nl != NULL ? (size_t)(nl - d) + 1 : pos;
 		}
-		if (s->user != NULL && pm_starts_with_user(db, pos, s->user,
-							   s->ulen)) {
+		if (s->user != NULL &&
+		    pm_line_starts_with_user(db->data, db->size, pos, s->user,
+					     s->ulen)) {
 			cand = pos;
 		} else if (full > pos) {
 			cand = pm_run(s, pos, full,
@@ -754,7 +761,6 @@ static void pm_par_work(struct pm_par *p)
 			s.db = &view;
 			s.e = &c->e;
 			s.lineno = 0;
-			s.quiet = true;
 			s.limit = &p->limit;
 			s.index = i;
 			pm_scan_all(&s);
@@ -901,12 +907,12 @@ bool pm_passdb_find(pam_handle_t *pamh, const struct pm_passdb *db,
 {
 	const size_t ulen = strlen(user);
 	struct pm_scan s = { db, pm_kernels(), 0, pamh, NULL, 0, e, NULL,
-			     false, false, false, NULL, 0 };
+			     false, false, NULL, 0 };
 
 	/* An empty name, or one with ':' or '\n', can match no line, nor can
 	 * one too long for a valid line; still scan, so that bad lines are
 	 * reported the same way. */
-	if (ulen > 0 && ulen < PM_LINE_MAX && strpbrk(user, ":\n") == NULL) {
+	if (pm_user_searchable(user, ulen)) {
 		s.user = user;
 		s.ulen = ulen;
 	}
@@ -919,7 +925,7 @@ bool pm_passdb_find(pam_handle_t *pamh, const struct pm_passdb *db,
 bool pm_passdb_walk(const struct pm_passdb *db, const struct pm_walker *w)
 {
 	struct pm_scan s = { db, pm_kernels(), 0, NULL, NULL, 0, NULL, w,
-			     false, false, false, NULL, 0 };
+			     false, false, NULL, 0 };
 
 	pm_scan_all(&s);
 	return !s.stop;

@@ -88,8 +88,14 @@ bool pm_passdb_walk(const struct pm_passdb *db, const struct pm_walker *w);
 void pm_passdb_entry_at(const struct pm_passdb *db, size_t off, size_t ulen,
 			unsigned long lineno, struct pm_entry *e);
 
-/* The reason text of a malformed line (WHY as given to pm_walker.bad). */
-const char *pm_passdb_why(unsigned why);
+/* Whether a line could be USER's at all: a non-empty name shorter than a
+ * line, without ':' or '\n' (find() still scans for other names, to log
+ * the malformed lines the same way). */
+bool pm_user_searchable(const char *user, size_t ulen);
+
+/* Whether the line at OFF of DATA (SIZE bytes) starts with "USER:". */
+bool pm_line_starts_with_user(const char *data, size_t size, size_t off,
+			      const char *user, size_t ulen);
 
 /* Logs "PATH:LINENO: <reason>, line skipped" as a lookup does. */
 void pm_passdb_log_bad(pam_handle_t *pamh, const char *path,

@@ -268,13 +268,20 @@ static size_t pm_index_find(const struct pm_index *ix, const char *user,
 		size_t off = (size_t)(ix->ent[i] & PM_OFF_MASK) - 1;
 
 		if ((ix->ent[i] >> PM_OFF_BITS) == tag &&
-		    ix->size - off > ulen &&
-		    memcmp(ix->data + off, user, ulen) == 0 &&
-		    ix->data[off + ulen] == ':') {
+		    pm_line_starts_with_user(ix->data, ix->size, off, user,
+					     ulen)) {
 			return off;
 		}
 	}
 	return SIZE_MAX;
+}
+
+/* Frees S's index and gives its bytes back to the budget. */
+static void pm_slot_drop_index(struct pm_slot *s)
+{
+	pm_index_bytes -= s->ix->bytes;
+	pm_index_free(s->ix);
+	s->ix = NULL;
 }
 
 /* Drops the index of the least recently used slot other than KEEP;
@@ -294,9 +301,7 @@ static bool pm_drop_oldest_index(const struct pm_slot *keep)
 	if (old == NULL) {
 		return false;
 	}
-	pm_index_bytes -= old->ix->bytes;
-	pm_index_free(old->ix);
-	old->ix = NULL;
+	pm_slot_drop_index(old);
 	return true;
 }
 
@@ -397,8 +402,7 @@ static int pm_find_into(pam_handle_t *pamh, const struct pm_passdb *db,
 static void pm_slot_clear(struct pm_slot *s)
 {
 	if (s->ix != NULL) {
-		pm_index_bytes -= s->ix->bytes;
-		pm_index_free(s->ix);
+		pm_slot_drop_index(s);
 	}
 	pm_passdb_close(&s->db);
 	free(s->path);
@@ -481,7 +485,7 @@ static int pm_slot_lookup(pam_handle_t *pamh, struct pm_slot *s,
 		return pm_find_into(pamh, &s->db, user, f);
 	}
 	pm_stats.by_index++;
-	if (ulen == 0 || ulen >= PM_LINE_MAX || strpbrk(user, ":\n") != NULL) {
+	if (!pm_user_searchable(user, ulen)) {
 		pm_index_replay(pamh, s, SIZE_MAX);
 		return PAM_SUCCESS;
 	}
@@ -494,11 +498,12 @@ static int pm_slot_lookup(pam_handle_t *pamh, struct pm_slot *s,
 	return pm_found_set(f, &e);
 }
 
-/* Reads PATH, looks USER up, and keeps the data in a slot when it can. */
-static int pm_load_lookup(pam_handle_t *pamh, const char *path,
-			  const char *user, struct pm_found *f)
+/* Reads PATH, looks USER up, and keeps the data in a slot when it can; S
+ * is PATH's slot (NULL if none), emptied first. */
+static int pm_load_lookup(pam_handle_t *pamh, struct pm_slot *s,
+			  const char *path, const char *user,
+			  struct pm_found *f)
 {
-	struct pm_slot *s = pm_slot_find(path);
 	struct pm_passdb db = PM_PASSDB_INIT;
 	struct timespec t0;
 	struct stat st;
@@ -548,13 +553,14 @@ int pm_passdb_lookup(pam_handle_t *pamh, const char *path, const char *user,
 	}
 	pthread_mutex_lock(&pm_lock);
 	pm_stats.lookups++;
-	s = S_ISREG(st.st_mode) ? pm_slot_find(path) : NULL;
-	if (s != NULL && s->trusted && pm_same_file(&s->id, &st) &&
+	s = pm_slot_find(path);
+	if (s != NULL && S_ISREG(st.st_mode) && s->trusted &&
+	    pm_same_file(&s->id, &st) &&
 	    s->euid == geteuid() && s->egid == getegid()) {
 		s->used_at = ++pm_clock;
 		rv = pm_slot_lookup(pamh, s, user, f);
 	} else {
-		rv = pm_load_lookup(pamh, path, user, f);
+		rv = pm_load_lookup(pamh, s, path, user, f);
 	}
 	pthread_mutex_unlock(&pm_lock);
 	if (rv != PAM_SUCCESS) {
