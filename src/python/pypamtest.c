@@ -676,7 +676,6 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 	pam_handle_t *in_ph = NULL;
 	struct pam_testcase *cases = NULL;
 	struct conv_ctx ctx;
-	struct pam_conv conv = {pypamtest_conv, &ctx};
 	enum pamtest_err perr;
 	size_t n = 0;
 	PyObject *result = NULL;
@@ -740,14 +739,9 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 		}
 		in_cap = Py_NewRef(handle_arg);
 		in_ph = PyCapsule_GetPointer(in_cap, HANDLE_CAPSULE_NAME);
-		/* From here libpamtest owns the handle (see header). */
+		/* From here libpamtest owns the handle (see header); it
+		 * installs this run's conversation on it. */
 		PyCapsule_SetContext(in_cap, NULL);
-		/*
-		 * An upstream-compatible libpamtest may ignore the
-		 * conversation of a call with a given handle: install ours
-		 * so prompts on the handle use this run's answers.
-		 */
-		pam_set_item(in_ph, PAM_CONV, &conv);
 	}
 
 	Py_BEGIN_ALLOW_THREADS

@@ -155,14 +155,10 @@ PWRAP_EXPORT int pam_set_item(pam_handle_t *pamh, int item_type,
 	const struct pwrap_real *r = pwrap_real();
 
 	if (item_type == PAM_SERVICE && item != NULL && pwrap_enabled()) {
-		char *confdir = NULL;
-
 		/* libpam reloads the stack for the new name from the same
 		 * confdir: make sure that file is there.  Errors are logged;
 		 * libpam then reports the missing configuration itself. */
-		if (pwrap_prepare(item, NULL, &confdir) == PAM_SUCCESS) {
-			free(confdir);
-		}
+		(void)pwrap_prepare(item, NULL, NULL);
 	}
 	if (r->pam_set_item == NULL) {
 		return PAM_SYSTEM_ERR;

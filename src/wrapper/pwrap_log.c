@@ -31,13 +31,14 @@ static int pwrap_debuglevel(void)
 	return v > PWRAP_LOG_TRACE ? PWRAP_LOG_TRACE : (int)v;
 }
 
-bool pwrap_log_wanted(enum pwrap_dbglvl lvl)
+static bool pwrap_log_wanted(enum pwrap_dbglvl lvl)
 {
 	return lvl == PWRAP_LOG_ERROR || (int)lvl <= pwrap_debuglevel();
 }
 
-void pwrap_vlog(enum pwrap_dbglvl lvl, const char *func, const char *fmt,
-		va_list ap)
+__attribute__((format(printf, 3, 0)))
+static void pwrap_vlog(enum pwrap_dbglvl lvl, const char *func,
+		       const char *fmt, va_list ap)
 {
 	static const char *const names[] = { "ERROR", "WARN", "DEBUG", "TRACE" };
 	char line[4096];

@@ -27,10 +27,6 @@ enum pwrap_dbglvl {
 PWRAP_HIDDEN void pwrap_log(enum pwrap_dbglvl lvl, const char *func,
 			    const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-PWRAP_HIDDEN void pwrap_vlog(enum pwrap_dbglvl lvl, const char *func,
-			     const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
-PWRAP_HIDDEN bool pwrap_log_wanted(enum pwrap_dbglvl lvl);
 
 #define PWRAP_LOG(lvl, ...) pwrap_log((lvl), __func__, __VA_ARGS__)
 
@@ -62,8 +58,8 @@ PWRAP_HIDDEN int pwrap_rewrite_service(const char *in, size_t len,
 /*
  * Prepares the private configuration directory for `service` (and "other")
  * from `svcdir` (the app's confdir, or PAM_WRAPPER_SERVICE_DIR when NULL).
- * On success returns PAM_SUCCESS and a malloc'd path for pam_start_confdir in
- * *confdir (caller frees).  On failure logs why and returns a PAM error code.
+ * On success returns PAM_SUCCESS and, unless confdir is NULL, a malloc'd path
+ * for pam_start_confdir in *confdir (caller frees).  On failure logs why and returns a PAM error code.
  */
 PWRAP_HIDDEN int pwrap_prepare(const char *service, const char *svcdir,
 			       char **confdir);

@@ -445,11 +445,6 @@ static int rmtree_at(int dfd, int depth)
 	return rc;
 }
 
-static int rmtree_contents(int dfd)
-{
-	return rmtree_at(dfd, 0);
-}
-
 int pwrap_rmtree(const char *path)
 {
 	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -457,7 +452,7 @@ int pwrap_rmtree(const char *path)
 	if (dfd < 0) {
 		return errno == ENOENT ? 0 : -1;
 	}
-	rmtree_contents(dfd);
+	rmtree_at(dfd, 0);
 	if (rmdir(path) != 0 && errno != ENOENT) {
 		return -1;
 	}
@@ -573,7 +568,7 @@ static _Noreturn void watcher_main(int rfd)
 	}
 	/* EOF: the process is gone (or exec'd, or closed our socket). */
 	if (path[0] == '/' && (fd = open_recorded(&rec, path)) >= 0) {
-		rmtree_contents(fd);
+		rmtree_at(fd, 0);
 		rmdir(path);
 	}
 	_exit(0);
@@ -768,14 +763,18 @@ static void copies_free(void)
 	}
 }
 
+/* Frees a list of n strings and the list. */
+static void strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i]);
+	}
+	free(v);
+}
+
 static void gen_free_one(struct pwrap_gen *g)
 {
-	size_t i;
-
-	for (i = 0; i < g->n_incs; i++) {
-		free(g->incs[i]);
-	}
-	free(g->incs);
+	strv_free(g->incs, g->n_incs);
 	free(g->gpath);
 	free(g->src);
 	free(g);
@@ -829,9 +828,10 @@ static void copy_drop(const char *name)
 	}
 }
 
-/* Copies svcdir/name to services/name and remembers both signatures. */
+/* Copies svcdir/name to services/name and remembers both signatures; the
+ * copy's goes to *copy_sig too unless it is NULL. */
 static int copy_in(const char *src, const char *name,
-		   const struct pwrap_sig *src_sig)
+		   const struct pwrap_sig *src_sig, struct pwrap_sig *copy_sig)
 {
 	struct pwrap_copy *c = NULL;
 	pwrap_path dst;
@@ -860,6 +860,9 @@ static int copy_in(const char *src, const char *name,
 		copy_drop(name);
 		goto out;
 	}
+	if (copy_sig != NULL) {
+		*copy_sig = c->copy;
+	}
 	PWRAP_LOG(PWRAP_LOG_TRACE, "copied %s to %s", src, dst);
 	rc = 0;
 out:
@@ -887,7 +890,7 @@ static void copy_all(const char *svcdir)
 
 		if (name_is_plain(de->d_name) && pjoin(src, svcdir, de->d_name) &&
 		    sig_of(src, &sig)) {
-			copy_in(src, de->d_name, &sig);
+			copy_in(src, de->d_name, &sig, NULL);
 		}
 	}
 	closedir(d);
@@ -949,31 +952,33 @@ static bool runtime_valid(void)
 	return true;
 }
 
-static void module_dirs_init(void)
+/* <directory of the object that defines sym>/sub, malloc'd, or NULL. */
+static char *dir_of(const void *sym, const char *sub)
 {
 	Dl_info info;
-	char *self = NULL;
-	char *slash;
+	char *self, *slash;
+	char *dir = NULL;
 
-	if (rt.moddir == NULL && dladdr((void *)pwrap_enabled, &info) != 0 &&
-	    info.dli_fname != NULL) {
-		self = realpath(info.dli_fname, NULL);
-		if (self != NULL && (slash = strrchr(self, '/')) != NULL) {
-			*slash = '\0';
-			rt.moddir = join(self, "pam_wrapper");
-		}
-		free(self);
-		self = NULL;
+	if (sym == NULL || dladdr(sym, &info) == 0 || info.dli_fname == NULL) {
+		return NULL;
 	}
-	if (rt.sysmoddir == NULL && pwrap_real()->pam_start != NULL &&
-	    dladdr((void *)pwrap_real()->pam_start, &info) != 0 &&
-	    info.dli_fname != NULL) {
-		self = realpath(info.dli_fname, NULL);
-		if (self != NULL && (slash = strrchr(self, '/')) != NULL) {
-			*slash = '\0';
-			rt.sysmoddir = join(self, "security");
-		}
-		free(self);
+	self = realpath(info.dli_fname, NULL);
+	if (self != NULL && (slash = strrchr(self, '/')) != NULL) {
+		*slash = '\0';
+		dir = join(self, sub);
+	}
+	free(self);
+	return dir;
+}
+
+static void module_dirs_init(void)
+{
+	if (rt.moddir == NULL) {
+		rt.moddir = dir_of((const void *)pwrap_enabled, "pam_wrapper");
+	}
+	if (rt.sysmoddir == NULL) {
+		rt.sysmoddir = dir_of((const void *)pwrap_real()->pam_start,
+				      "security");
 	}
 }
 
@@ -1032,7 +1037,7 @@ static void sweep_stale(const char *base)
 		}
 		PWRAP_LOG(PWRAP_LOG_DEBUG, "removing stale %s/%s", base,
 			  de->d_name);
-		rmtree_contents(dfd);	/* closes dfd */
+		rmtree_at(dfd, 0);	/* closes dfd */
 		unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
 	}
 	closedir(d);
@@ -1114,6 +1119,7 @@ static int runtime_ensure(const char *svcdir, bool thorough)
 	const char *prefix;
 	char *tmpl = NULL;
 	pid_t gpid = -1;
+	bool first;
 	int wfd = -1;
 	char *inc = NULL;
 	int rc = -1;
@@ -1124,6 +1130,9 @@ static int runtime_ensure(const char *svcdir, bool thorough)
 	}
 	pthread_once(&atfork_once, atfork_register);
 	keep = getenv("PAM_WRAPPER_KEEP_DIR");
+	/* Sweep once per process tree: a forked child's parent already did,
+	 * and a re-created directory follows our own. */
+	first = rt.top == NULL;
 	if (rt.top != NULL && rt.owner != getpid()) {
 		/* A forked child gets a directory of its own, so that what it
 		 * copies or writes never looks like a test's file to the
@@ -1134,7 +1143,9 @@ static int runtime_ensure(const char *svcdir, bool thorough)
 	runtime_forget();
 
 	base = tmpdir_base();
-	sweep_stale(base);
+	if (first) {
+		sweep_stale(base);
+	}
 	rt.keep = keep != NULL && keep[0] == '1';
 	/* Kept directories have a name of their own, which sweep_stale()
 	 * never matches (so it leaves them alone, without a system call: a
@@ -1235,13 +1246,10 @@ void pwrap_runtime_early(void)
 
 void pwrap_runtime_now(void)
 {
-	const char *svcdir;
-	struct stat st;
+	/* A missing or unusable service dir only leaves services/ empty
+	 * (copy_all() cannot open it); pam_start reports it. */
+	const char *svcdir = getenv("PAM_WRAPPER_SERVICE_DIR");
 
-	svcdir = getenv("PAM_WRAPPER_SERVICE_DIR");
-	if (svcdir != NULL && (stat(svcdir, &st) != 0 || !S_ISDIR(st.st_mode))) {
-		svcdir = NULL;
-	}
 	rt_lock();
 	runtime_ensure(svcdir, true);
 	rt_unlock();
@@ -1295,8 +1303,7 @@ static bool source_for(struct walk *w, const char *name, pwrap_path out,
 			w->unwatched = 1;
 		}
 		if (!have_r || c == NULL || !sig_eq(&ssig, &c->src)) {
-			if (copy_in(spath, name, &ssig) != 0 ||
-			    !sig_of(out, &rsig)) {
+			if (copy_in(spath, name, &ssig, &rsig) != 0) {
 				w->suspect = 1;
 				return false;
 			}
@@ -1498,7 +1505,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 	char *nsrc = NULL;
 	char **incs = NULL;
 	size_t n_incs = 0;
-	size_t len = 0, out_len = 0, i;
+	size_t len = 0, out_len = 0;
 	int rc = -1;
 
 	if (read_file(src, &in, &len) != 0) {
@@ -1532,10 +1539,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		rc = -1;
 		goto out;
 	}
-	for (i = 0; i < g->n_incs; i++) {
-		free(g->incs[i]);
-	}
-	free(g->incs);
+	strv_free(g->incs, g->n_incs);
 	free(g->src);
 	g->incs = incs;
 	g->n_incs = n_incs;
@@ -1547,10 +1551,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 	PWRAP_LOG(PWRAP_LOG_TRACE, "rewrote %s into %s", g->src, g->gpath);
 	rc = 0;
 out:
-	for (i = 0; i < n_incs; i++) {
-		free(incs[i]);
-	}
-	free(incs);
+	strv_free(incs, n_incs);
 	free(nsrc);
 	free(in);
 	free(out);
@@ -1876,6 +1877,24 @@ static void fast_begin(const char *svcdir)
 	}
 }
 
+/* `name` passed a full check since the last event. */
+static bool fast_known(const char *name)
+{
+	for (size_t i = 0; i < fast.n_names; i++) {
+		if (strcmp(fast.names[i], name) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool fast_queue_empty(void)
+{
+	int queued = 1;
+
+	return ioctl(fast.fd, FIONREAD, &queued) == 0 && queued == 0;
+}
+
 /* Called after a full check that succeeded: if nothing happened since
  * fast_begin() (our own writes included), the service is current until the
  * next event. */
@@ -1883,16 +1902,13 @@ static void fast_end(const struct walk *w, const char *name)
 {
 	size_t len = strlen(name);
 	char *slot;
-	int queued = 1;
 
 	if (len > NAME_MAX || fast.fd < 0 || w->unwatched || w->suspect ||
-	    ioctl(fast.fd, FIONREAD, &queued) != 0 || queued != 0) {
+	    !fast_queue_empty()) {
 		return;
 	}
-	for (size_t i = 0; i < fast.n_names; i++) {
-		if (strcmp(fast.names[i], name) == 0) {
-			return;
-		}
+	if (fast_known(name)) {
+		return;
 	}
 	slot = fast.n_names < PWRAP_FAST_NAMES ? fast.names[fast.n_names++] :
 	       fast.names[fast.next++ % PWRAP_FAST_NAMES];
@@ -1902,20 +1918,9 @@ static void fast_end(const struct walk *w, const char *name)
 /* True when `name` in svcdir is known current and no event is queued. */
 static bool fast_current(const char *svcdir, const char *name)
 {
-	int queued = 1;
-	size_t i;
-
-	if (fast.n_names == 0 || fast.gen != rt.gen ||
-	    strcmp(fast.svcdir, svcdir) != 0) {
-		return false;
-	}
-	for (i = 0; i < fast.n_names; i++) {
-		if (strcmp(fast.names[i], name) == 0) {
-			break;
-		}
-	}
-	return i < fast.n_names && ioctl(fast.fd, FIONREAD, &queued) == 0 &&
-	       queued == 0;
+	return fast.n_names > 0 && fast.gen == rt.gen &&
+	       strcmp(fast.svcdir, svcdir) == 0 && fast_known(name) &&
+	       fast_queue_empty();
 }
 
 /* libpam's view of a service name: the part after the last '/', lowercase. */
@@ -1954,12 +1959,7 @@ static int prepare_walk(struct walk *w, const char *name)
 
 static void walk_reset(struct walk *w)
 {
-	size_t i;
-
-	for (i = 0; i < w->n_incs; i++) {
-		free(w->incs[i]);
-	}
-	free(w->incs);
+	strv_free(w->incs, w->n_incs);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -1971,7 +1971,9 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 	pwrap_path name;
 	int rc;
 
-	*confdir = NULL;
+	if (confdir != NULL) {
+		*confdir = NULL;
+	}
 	if (svcdir == NULL) {
 		svcdir = getenv("PAM_WRAPPER_SERVICE_DIR");
 	}
@@ -2036,8 +2038,10 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 	}
 	fast_end(&w, name);
 done:
-	*confdir = strdup(rt.conf);
-	rc = *confdir ? PAM_SUCCESS : PAM_BUF_ERR;
+	rc = PAM_SUCCESS;
+	if (confdir != NULL && (*confdir = strdup(rt.conf)) == NULL) {
+		rc = PAM_BUF_ERR;
+	}
 	PWRAP_LOG(PWRAP_LOG_DEBUG, "service '%s' from %s via %s%s", name,
 		  svcdir, rt.conf, unchanged);
 out:
