@@ -213,7 +213,8 @@ void pwrap_paths_free(struct pwrap_paths *p)
 	p->moddir = NULL;
 }
 
-int pwrap_is_sanitizer_runtime(const char *lib)
+/* True when `lib` (a path) is a sanitizer runtime that must stay first. */
+static int pwrap_is_sanitizer_runtime(const char *lib)
 {
 	const char *base = strrchr(lib, '/');
 
@@ -260,7 +261,8 @@ out:
 	return rc;
 }
 
-const char *pwrap_tmpdir(void)
+/* The directory for temporary files: $TMPDIR if set and non-empty, else /tmp. */
+static const char *pwrap_tmpdir(void)
 {
 	const char *t = getenv("TMPDIR");
 

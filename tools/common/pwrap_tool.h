@@ -34,12 +34,6 @@ void pwrap_paths_free(struct pwrap_paths *p);
  */
 int pwrap_preload_prepend(const char *libs);
 
-/* True when `lib` (a path) is a sanitizer runtime that must stay first. */
-int pwrap_is_sanitizer_runtime(const char *lib);
-
-/* The directory for temporary files: $TMPDIR if set and non-empty, else /tmp. */
-const char *pwrap_tmpdir(void);
-
 /* mkdtemp() "<tmpdir>/<prefix>.XXXXXX"; malloc'd path or NULL after warn(). */
 char *pwrap_mkdtemp(const char *prefix);
 

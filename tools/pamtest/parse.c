@@ -44,6 +44,18 @@ static void perr(struct cur *c, const char *fmt, ...)
 	(*c->nerr)++;
 }
 
+/* The error for a name that is not a text item (names.c accepts these). */
+static void item_error(struct cur *c, const char *w)
+{
+	perr(c, "unknown or non-text item \"%s\" (PAM_SERVICE, PAM_USER, PAM_TTY, "
+		"PAM_RHOST, PAM_AUTHTOK, PAM_OLDAUTHTOK, PAM_RUSER, "
+		"PAM_USER_PROMPT, PAM_XDISPLAY"
+#ifdef PAM_AUTHTOK_TYPE
+		", PAM_AUTHTOK_TYPE"
+#endif
+		")", w);
+}
+
 static void skip_ws(struct cur *c)
 {
 	while (*c->p == ' ' || *c->p == '\t')
@@ -567,8 +579,7 @@ static int read_item(struct cur *c, int *item)
 	if (w == NULL)
 		return -1;
 	if (parse_item(w, item) != 0) {
-		perr(c, "unknown or non-text item \"%s\" (PAM_SERVICE, PAM_USER, PAM_TTY, PAM_RHOST, "
-			"PAM_AUTHTOK, PAM_OLDAUTHTOK, PAM_RUSER, PAM_USER_PROMPT, PAM_XDISPLAY)", w);
+		item_error(c, w);
 		rc = -1;
 	}
 	free(w);
@@ -671,8 +682,7 @@ static int parse_item_expect(struct scenario *sc, struct cur *c, int absent)
 	if (read_assign(c, "item name (PAM_USER, PAM_RHOST, ...)", &name, &value) != 0)
 		goto out;
 	if (parse_item(name, &e->item) != 0) {
-		perr(c, "unknown or non-text item \"%s\" (PAM_SERVICE, PAM_USER, PAM_TTY, PAM_RHOST, "
-			"PAM_AUTHTOK, PAM_OLDAUTHTOK, PAM_RUSER, PAM_USER_PROMPT, PAM_XDISPLAY)", name);
+		item_error(c, name);
 		goto out;
 	}
 	if (absent && value != NULL) {
@@ -940,8 +950,7 @@ size_t scenario_ntests(const struct scenario *sc)
 	size_t n = 0;
 
 	for (size_t i = 0; i < sc->nsteps; i++)
-		n += sc->steps[i].kind == STEP_RUN || sc->steps[i].kind == STEP_END ||
-		     (sc->steps[i].kind == STEP_START && sc->steps[i].has_expect);
+		n += step_is_test(&sc->steps[i]) != 0;
 	return n;
 }
 

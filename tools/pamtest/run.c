@@ -84,15 +84,23 @@ static void failf(struct runner *r, int line, const char *fmt, ...)
 	add_str(r, &r->fails, &r->nfails, full);
 }
 
+/* Whether s contains one of the scenario's secrets. */
+static int holds_secret(const struct scenario *sc, const char *s)
+{
+	for (size_t i = 0; i < sc->nsecrets; i++)
+		if (strstr(s, sc->secrets[i]) != NULL)
+			return 1;
+	return 0;
+}
+
 char *show(const struct scenario *sc, const char *s)
 {
 	struct sbuf b = {0};
 
 	if (s == NULL)
 		return strdup("(null)");
-	for (size_t i = 0; i < sc->nsecrets; i++)
-		if (strstr(s, sc->secrets[i]) != NULL)
-			return strdup("(hidden)");
+	if (holds_secret(sc, s))
+		return strdup("(hidden)");
 	sb_add(&b, "\"");
 	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
 		if (*p == '"' || *p == '\\')
@@ -121,9 +129,8 @@ static char *show_match(const struct scenario *sc, const struct match *m)
 
 	if (!m->is_regex)
 		return show(sc, m->text);
-	for (size_t i = 0; i < sc->nsecrets; i++)
-		if (strstr(m->text, sc->secrets[i]) != NULL)
-			return strdup("(hidden)");
+	if (holds_secret(sc, m->text))
+		return strdup("(hidden)");
 	if (asprintf(&s, "/%s/", m->text) < 0)
 		return NULL;
 	return s;
@@ -674,8 +681,7 @@ int scenario_run(const struct scenario *sc, struct file_results *fr, int keep)
 			const struct step *s = &sc->steps[i];
 			const char *nm = s->kind == STEP_RUN ? op_name(s->op)
 					 : s->kind == STEP_END ? "end" : "start";
-			if (s->kind != STEP_RUN && s->kind != STEP_END &&
-			    !(s->kind == STEP_START && s->has_expect))
+			if (!step_is_test(s))
 				continue;
 			add_str(&r, &r.fails, &r.nfails, strdup(err != NULL ? err : "setup failed"));
 			finish_test(&r, s, nm, now());

@@ -113,6 +113,13 @@ void scenario_free(struct scenario *sc);
 /* Number of test points (run and end steps). */
 size_t scenario_ntests(const struct scenario *sc);
 
+/* Whether a step is a test point of its own (RUN, END, START with expect). */
+static inline int step_is_test(const struct step *s)
+{
+	return s->kind == STEP_RUN || s->kind == STEP_END ||
+	       (s->kind == STEP_START && s->has_expect);
+}
+
 int match_test(const struct match *m, const char *text);
 
 /* One test point's outcome.  Strings are owned. */
@@ -120,7 +127,6 @@ struct result {
 	const struct step *step;
 	char *name;     /* "authenticate (line 12)" */
 	int passed;
-	int skipped;
 	char **failures; /* "file:line: message" */
 	size_t nfailures;
 	double seconds;
