@@ -201,6 +201,7 @@ static void test_kill9_random(void **state)
 	}
 	print_message("test_kill9: %d killed, %d finished first, %d users "
 		      "changed\n", killed, finished, changed);
+	assert_true(killed > 0);	/* else no kill happened mid-way */
 
 	/* nothing left behind once the watchers have run: neither the
 	 * wrapper's runtime directories nor pam_matrix's temporary files */

@@ -956,10 +956,17 @@ static void cache_not_regular(void **state)
 {
 	struct env *t = *state;
 	struct pm_found f = PM_FOUND_INIT;
+	struct pm_cache_stats s0 = stats();
 
 	assert_int_equal(pm_passdb_lookup(NULL, "/dev/null", "a", &f),
 			 PAM_SUCCESS);
 	assert_false(f.found);
+	assert_int_equal(pm_passdb_lookup(NULL, "/dev/null", "a", &f),
+			 PAM_SUCCESS);
+	assert_false(f.found);
+	/* both read it again, neither was served from memory */
+	assert_int_equal(stats().loads, s0.loads + 2);
+	assert_int_equal(stats().hits, s0.hits);
 	log_clear();
 	assert_int_equal(pm_passdb_lookup(NULL, t->dir, "a", &f),
 			 PAM_AUTHINFO_UNAVAIL);

@@ -274,6 +274,7 @@ def test_password_not_on_stderr_with_debug(tenv):
     r = tenv.launcher("--debug", "3", "-u", "bob:Sekr1t-Pw:myapp", APP, "myapp", "bob",
                       "Sekr1t-Pw")
     assert r.returncode == 0
+    assert "PWRAP_TRACE[" in r.stderr  # the debug output did reach stderr
     assert "Sekr1t-Pw" not in r.stderr
 
 

@@ -399,8 +399,11 @@ run authenticate
 
 def test_no_leftovers_after_failures(tenv, workdir):
     sc = write_file(workdir, "f.pamtest", FAILING)
-    tenv.pamtest(sc)
-    tenv.pamtest("-f", "junit", sc)
+    # both runs get as far as their failing expectations (exit 1)
+    r = tenv.pamtest(sc)
+    assert r.returncode == 1, r.stdout + r.stderr
+    r = tenv.pamtest("-f", "junit", sc)
+    assert r.returncode == 1, r.stdout + r.stderr
     assert tenv.leftovers() == []
 
 

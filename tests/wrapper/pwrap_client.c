@@ -89,6 +89,9 @@ int main(int argc, char **argv)
 	if (strcmp(end, "_exit") == 0) {
 		_exit(status);
 	} else if (strcmp(end, "exec") == 0) {
+		if (status != 0) {
+			_exit(status);	/* a failed transaction stays visible */
+		}
 		execl("/bin/true", "true", (char *)NULL);
 		_exit(4);
 	} else if (strcmp(end, "hang") == 0) {

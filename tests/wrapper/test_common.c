@@ -37,7 +37,7 @@ void pt_rmtree(const char *dir)
 	free(cmd);
 }
 
-static char *path_of(const char *dir, const char *name)
+char *pt_path(const char *dir, const char *name)
 {
 	char *p = NULL;
 
@@ -47,7 +47,7 @@ static char *path_of(const char *dir, const char *name)
 
 void pt_write_file(const char *dir, const char *name, const char *content)
 {
-	char *p = path_of(dir, name);
+	char *p = pt_path(dir, name);
 	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	size_t len = strlen(content);
 
@@ -59,7 +59,7 @@ void pt_write_file(const char *dir, const char *name, const char *content)
 
 char *pt_read_file_at(const char *dir, const char *name)
 {
-	char *p = path_of(dir, name);
+	char *p = pt_path(dir, name);
 	char *buf = calloc(1, 65536);
 	int fd = open(p, O_RDONLY);
 	ssize_t n;
@@ -78,7 +78,7 @@ char *pt_read_file_at(const char *dir, const char *name)
 
 void pt_unlink_at(const char *dir, const char *name)
 {
-	char *p = path_of(dir, name);
+	char *p = pt_path(dir, name);
 
 	assert_int_equal(unlink(p), 0);
 	free(p);

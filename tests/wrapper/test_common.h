@@ -6,6 +6,8 @@
 #define PWRAP_TEST_COMMON_H
 
 char *pt_mkdtemp(void);
+/* dir/name, malloc'd. */
+char *pt_path(const char *dir, const char *name);
 void pt_rmtree(const char *dir);
 void pt_write_file(const char *dir, const char *name, const char *content);
 char *pt_read_file_at(const char *dir, const char *name);

@@ -108,23 +108,16 @@ static int teardown_dir(void **state)
 	return 0;
 }
 
-static char *path_of(const char *dir, const char *name)
-{
-	char *p = NULL;
-
-	assert_true(asprintf(&p, "%s/%s", dir, name) > 0);
-	return p;
-}
-
 /* Rewrites an existing file in place (same inode), as `echo >` does. */
 static void write_in_place(const char *dir, const char *name, const char *text)
 {
-	char *p = path_of(dir, name);
-	int fd = open(p, O_WRONLY | O_TRUNC);
+	char *p = pt_path(dir, name);
+	struct stat before, after;
 
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	assert_int_equal(close(fd), 0);
+	assert_int_equal(stat(p, &before), 0);
+	pt_write_file(dir, name, text);
+	assert_int_equal(stat(p, &after), 0);
+	assert_true(before.st_ino == after.st_ino);
 	free(p);
 }
 
@@ -158,8 +151,8 @@ static void test_edit_in_place(void **state)
 
 static void test_replace_by_rename(void **state)
 {
-	char *tmp = path_of(*state, ".svc.new");
-	char *dst = path_of(*state, "svc");
+	char *tmp = pt_path(*state, ".svc.new");
+	char *dst = pt_path(*state, "svc");
 
 	arm("svc", PAM_SUCCESS);
 	pt_write_file(*state, ".svc.new", DENY);
@@ -217,8 +210,8 @@ static void check_indirect(const char *dir, int (*make)(const char *,
 							 const char *))
 {
 	char *outside = pt_mkdtemp();
-	char *target = path_of(outside, "real");
-	char *mine = path_of(dir, "svc");
+	char *target = pt_path(outside, "real");
+	char *mine = pt_path(dir, "svc");
 	int fast = 1;
 	int i;
 
@@ -283,7 +276,7 @@ static void test_service_dir_recreated(void **state)
 static void test_parent_renamed(void **state)
 {
 	char *top = pt_mkdtemp();
-	char *svc = path_of(top, "pam.d");
+	char *svc = pt_path(top, "pam.d");
 	char *old = NULL;
 
 	(void)state;

@@ -249,6 +249,7 @@ static void test_clean_without_stdio(void **state)
 	posix_spawn_file_actions_destroy(&fa);
 	st = wait_status(pid);
 	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);	/* it did authenticate */
 	assert_int_equal(wait_empty(c->tmp), 0);
 	free(client);
 }
@@ -358,7 +359,9 @@ static void test_keep_dir(void **state)
 	/* and the next wrapped process does not sweep it away */
 	st = wait_status(spawn(argv, c->env, NULL));
 	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
 	assert_int_equal(pt_count_entries(c->tmp), 1);
+	assert_int_equal(count_prefixed(c->tmp, "pam_wrapper_kept."), 1);
 	free_env(env);
 	free(client);
 }
