@@ -87,7 +87,13 @@ echo "(ssh exit status 255, as expected)"
 
 kill "$sshd_pid"; wait "$sshd_pid" 2>/dev/null || true; sshd_pid=
 echo; echo "== sshd's log:"; sed 's/^/   /' "$dir/sshd.log"
-for _ in $(seq 50); do [ -z "$(ls -A "$dir/tmp")" ] && break; sleep 0.1; done
+# sshd's per-connection processes end with _exit(), which leaves their
+# runtime directory to the next wrapped process of the user: any program
+# that uses PAM under the wrapper (here pamtester, refused at once) removes
+# them when it starts, and its own at exit.
+"${as[@]}" env -i PATH=/usr/bin:/bin TMPDIR="$dir/tmp" LD_PRELOAD="$lib" \
+  PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$dir/services" \
+  pamtester pwrap-sweep nobody authenticate >/dev/null 2>&1 || true
 if [ -n "$(ls -A "$dir/tmp")" ]; then echo "example: left in TMPDIR: $(ls -A "$dir/tmp")" >&2; exit 1; fi
 if pgrep -f "$dir/sshd_config" >/dev/null; then echo "example: sshd still running" >&2; exit 1; fi
 echo "example: done - sshd ran as uid $uid, nothing left running or in TMPDIR"

@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Internal interfaces shared by the pieces of libpam_wrapper.so: logging,
- * the service-file rewriter (a pure function, fuzzed on its own), the
- * per-process runtime directory and the lookup of the real libpam symbols.
+ * Internal interfaces shared by the pieces of libpam_wrapper.so.  The layers,
+ * each calling only the ones below it:
+ *
+ *   pwrap.c           the exported entry points (pam_start, ...)
+ *   pwrap_prepare.c   service name -> prepared conf/ directory (includes)
+ *   pwrap_services.c  services/: the service directory's files, a test's win
+ *   pwrap_rundir.c    the runtime directory: create, lock, remove, sweep
+ *   pwrap_conf.c      the rewriter, a pure function (text in, text out)
+ *   pwrap_file.c, pwrap_libpam.c, pwrap_log.c   helpers, the real libpam
+ *
  * Nothing here is exported from the shared object (hidden visibility).
  */
 #ifndef PWRAP_PRIVATE_H
@@ -12,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define PWRAP_HIDDEN __attribute__((visibility("hidden")))
 
@@ -55,24 +63,7 @@ PWRAP_HIDDEN int pwrap_rewrite_service(const char *in, size_t len,
 				       const struct pwrap_rewrite_ops *ops,
 				       char **out, size_t *out_len);
 
-/*
- * Prepares the private configuration directory for `service` (and "other")
- * from `svcdir` (the app's confdir, or PAM_WRAPPER_SERVICE_DIR when NULL).
- * On success returns PAM_SUCCESS and, unless confdir is NULL, a malloc'd path
- * for pam_start_confdir in *confdir (caller frees).  On failure logs why and returns a PAM error code.
- */
-PWRAP_HIDDEN int pwrap_prepare(const char *service, const char *svcdir,
-			       char **confdir);
-
-/* Creates the runtime directory now if the process links libpam (so that
- * PAM_WRAPPER_RUNTIME_DIR exists before the first pam_start, as tests
- * written for upstream expect).  Called from the constructor when enabled. */
-PWRAP_HIDDEN void pwrap_runtime_early(void);
-/* Creates the runtime directory now (if it does not exist yet). */
-PWRAP_HIDDEN void pwrap_runtime_now(void);
-
-/* Removes a directory tree; safe to call in a freshly forked child. */
-PWRAP_HIDDEN int pwrap_rmtree(const char *path);
+/* ---- binding the real libpam (pwrap_libpam.c) -------------------------- */
 
 /* The real libpam functions, looked up in libpam.so.0 (not RTLD_NEXT: libpam
  * may live in a dlopen'ed local scope, e.g. under Python). */
@@ -86,5 +77,118 @@ struct pwrap_real {
 	int (*audit_open)(void);
 };
 PWRAP_HIDDEN const struct pwrap_real *pwrap_real(void);
+
+/* Whether libpam is already loaded in this process (no dlopen). */
+PWRAP_HIDDEN bool pwrap_libpam_loaded(void);
+
+/* Where modules named without a '/' are looked for: ours
+ * (<dir of libpam_wrapper.so>/pam_wrapper) and the system's (<dir of
+ * libpam.so.0>/security).  NULL when unknown.  Computed once. */
+PWRAP_HIDDEN const char *pwrap_moddir(void);
+PWRAP_HIDDEN const char *pwrap_sysmoddir(void);
+
+/* ---- small file helpers (pwrap_file.c) ---------------------------------- */
+
+#define PWRAP_MAX_SERVICE_FILE (4 * 1024 * 1024)
+
+/* Path buffers of the hot path live on the stack. */
+typedef char pwrap_path[4096];
+
+/* out = a "/" b; false when it does not fit. */
+PWRAP_HIDDEN bool pwrap_pjoin(pwrap_path out, const char *a, const char *b);
+/* The same, malloc'd (owned by the caller), or NULL. */
+PWRAP_HIDDEN char *pwrap_join(const char *a, const char *b);
+
+/* What tells that a file changed: identity, size and time stamps. */
+struct pwrap_sig {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtim;
+	struct timespec ctim;
+};
+/* The signature of the regular file at path (symlinks followed). */
+PWRAP_HIDDEN bool pwrap_sig_of(const char *path, struct pwrap_sig *sig);
+PWRAP_HIDDEN bool pwrap_sig_eq(const struct pwrap_sig *a,
+			       const struct pwrap_sig *b);
+
+/* Reads a whole regular file of at most PWRAP_MAX_SERVICE_FILE bytes; *buf
+ * is malloc'd (caller frees) and NUL-terminated.  -1 with errno set. */
+PWRAP_HIDDEN int pwrap_read_file(const char *path, char **buf, size_t *len);
+/* Writes buf to path atomically (temporary file in the same directory, then
+ * rename).  -1 with errno set; no temporary file is left. */
+PWRAP_HIDDEN int pwrap_write_atomic(const char *path, const char *buf,
+				    size_t len);
+/* Removes a directory tree (symlinks are removed, never followed). */
+PWRAP_HIDDEN int pwrap_rmtree(const char *path);
+/* Removes everything in the open directory dfd except the entry named
+ * keep (NULL: none); closes dfd. */
+PWRAP_HIDDEN int pwrap_rmtree_at(int dfd, const char *keep);
+
+/* ---- the runtime directory (pwrap_rundir.c) ----------------------------- */
+
+/*
+ * base/pam_wrapper.<pid>.XXXXXX/ with .lock, services/ (exported as
+ * PAM_WRAPPER_RUNTIME_DIR) and conf/ (what libpam reads; conf/.inc/ holds
+ * included files).  Not thread-safe: callers serialise (pwrap_prepare.c).
+ */
+struct pwrap_rundir {
+	const char *top;
+	const char *svc;
+	const char *conf;
+};
+
+/*
+ * Makes sure this process has a live runtime directory.  Returns 0 when the
+ * one it had is still good, 1 when a new one was made (empty services/ and
+ * conf/), -1 on failure (logged, with the real cause).
+ */
+PWRAP_HIDDEN int pwrap_rundir_ensure(void);
+/* The current directory (NULL fields before the first ensure). */
+PWRAP_HIDDEN const struct pwrap_rundir *pwrap_rundir(void);
+/* True when the current directory was made by another process (the parent
+ * of a fork): the next ensure makes this process its own. */
+PWRAP_HIDDEN bool pwrap_rundir_inherited(void);
+
+/* ---- preparation (pwrap_prepare.c, pwrap_services.c) -------------------- */
+
+/*
+ * Prepares the private configuration directory for `service` (and "other")
+ * from `svcdir` (the app's confdir, or PAM_WRAPPER_SERVICE_DIR when NULL).
+ * On success returns PAM_SUCCESS and, unless confdir is NULL, a malloc'd path
+ * for pam_start_confdir in *confdir (caller frees).  On failure logs why and
+ * returns a PAM error code.
+ */
+PWRAP_HIDDEN int pwrap_prepare(const char *service, const char *svcdir,
+			       char **confdir);
+
+/* Creates the runtime directory now if the process links libpam (so that
+ * PAM_WRAPPER_RUNTIME_DIR exists before the first pam_start, as tests
+ * written for upstream expect).  Called from the constructor when enabled. */
+PWRAP_HIDDEN void pwrap_runtime_early(void);
+/* Creates the runtime directory now (if it does not exist yet). */
+PWRAP_HIDDEN void pwrap_runtime_now(void);
+
+/*
+ * services/ mirrors the service directory; a file a test wrote there wins.
+ * Called with the preparation lock held.
+ */
+/* Whether name can be a file of services/ (no '/', no leading '.'). */
+PWRAP_HIDDEN bool pwrap_name_is_plain(const char *name);
+/* Before a new runtime directory replaces an inherited one: remembers the
+ * files a test wrote into the old services/. */
+PWRAP_HIDDEN void pwrap_services_save_inherited(void);
+/* After a new runtime directory was made: fills services/ from svcdir (may
+ * be NULL) and puts back what pwrap_services_save_inherited() kept. */
+PWRAP_HIDDEN void pwrap_services_fill(const char *svcdir);
+/*
+ * The file libpam should see for name: services/name when a test wrote or
+ * changed it, else a fresh copy of svcdir/name.  Returns true with its path
+ * and signature; *suspect is set when a file of ours vanished (someone tidied
+ * the runtime directory).
+ */
+PWRAP_HIDDEN bool pwrap_services_source(const char *svcdir, const char *name,
+					pwrap_path out, struct pwrap_sig *sig,
+					bool *suspect);
 
 #endif

@@ -5,8 +5,10 @@
 # libpam_wrapper.so, as whatever user runs the suite (nobody in the NOBODY
 # twin).  Every test gets a private work directory below $TMPDIR with a
 # TMPDIR of its own for the wrapped programs; the teardown fails the test if
-# the wrapper left anything there (its runtime directories are removed by a
-# watcher when a wrapped process exits, so we poll for a few seconds).
+# the wrapper left anything there.  A wrapped process that exits normally
+# removes its runtime directory itself; one that ends otherwise (sshd's
+# per-connection processes end with _exit) leaves it to the next wrapped
+# process, which removes it (sweep_dead_dirs).
 import ctypes
 import ctypes.util
 import json
@@ -147,6 +149,21 @@ def work():
         assert left, f"left in TMPDIR: {w.leftovers()}"
     finally:
         w.remove()
+
+
+def sweep_dead_dirs(work, uid=None, gid=None):
+    """Runs one more wrapped PAM program (pamtester, which links libpam, so
+    the wrapper makes its runtime directory at start) that exits normally,
+    as uid:gid (default: us): the contract is that it removes every runtime
+    directory of that user whose processes are all gone, and then its own."""
+    kw = {}
+    if uid is not None and uid != os.getuid():
+        kw = dict(user=uid, group=gid, extra_groups=[])
+    res = subprocess.run([need_program("/usr/bin/pamtester"), "pwrap-sweep",
+                          "nobody", "authenticate"], env=work.env(),
+                         stdin=subprocess.DEVNULL, capture_output=True,
+                         text=True, timeout=30, **kw)
+    assert res.returncode != 0  # no such service: pam_start refuses
 
 
 def run(argv, env, stdin_text=None, timeout=30):

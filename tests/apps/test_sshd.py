@@ -20,9 +20,11 @@
 #
 # Teardown proves that nothing outlives the server: this process is made a
 # child subreaper, so sshd's per-connection processes (which setsid and
-# rename themselves) and the wrapper's watchers are adopted by us when
-# orphaned; after stopping sshd none of them may remain, the config path
-# may match no process, and the wrapper's TMPDIR must be empty.
+# rename themselves) are adopted by us when orphaned; after stopping sshd
+# none of them may remain and the config path may match no process.  They
+# end with _exit, so the last one's runtime directory is left to the next
+# wrapped process: after one more (sweep_dead_dirs), the wrapper's TMPDIR
+# must be empty.
 import os
 import signal
 import socket
@@ -32,6 +34,7 @@ import pytest
 
 from conftest import (NOBODY_UID, NOGROUP_GID, cmdline, cwrap_lib,
                       live_descendants, need_program, preload, run,
+                      sweep_dead_dirs,
                       set_subreaper, wait_until)
 
 SSHD = "/usr/sbin/sshd"
@@ -244,7 +247,7 @@ def sshd(work):
     finally:
         try:
             server.stop()
-            # sshd's children and the wrapper's watchers must all go away.
+            # sshd's children must all go away.
             gone = wait_until(lambda: not live_descendants(), timeout=15)
             if not gone:
                 left = live_descendants()
@@ -262,6 +265,7 @@ def sshd(work):
             if pgrep.stdout.strip():
                 problems.append(f"processes match {server.config}: "
                                 f"{pgrep.stdout.split()}")
+            sweep_dead_dirs(work, server.uid, server.gid)
         finally:
             set_subreaper(False)
     assert not problems, "\n".join(problems) + "\n" + server.log_text()

@@ -3,8 +3,10 @@
  * Process-level tests of libpam_wrapper.so: each test runs wrapped child
  * processes (tests/wrapper/pwrap_client, or /bin/sh) with a private TMPDIR
  * and checks what they leave there: nothing for a process that never uses
- * PAM, nothing after exit, _exit, exec or SIGKILL, and 200 concurrent wrapped
- * processes all succeed.  This binary itself is not preloaded.
+ * PAM, nothing after a normal exit; after _exit, exec or SIGKILL the
+ * directory stays until the next wrapped process, which removes it (never a
+ * live one: liveness is a lock, not a pid); 200 concurrent wrapped processes
+ * all succeed.  This binary itself is not preloaded.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -20,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -141,7 +145,6 @@ static int wait_status(pid_t pid)
 	return st;
 }
 
-/* Waits up to 10 s for dir to be empty (the watcher works after exit). */
 /* Entries of dir whose name starts with prefix. */
 static int count_prefixed(const char *dir, const char *prefix)
 {
@@ -157,19 +160,13 @@ static int count_prefixed(const char *dir, const char *prefix)
 	return n;
 }
 
-static int wait_empty(const char *dir)
-{
-	int i, n = 0;
-
-	for (i = 0; i < 1000; i++) {
-		n = pt_count_entries(dir);
-		if (n == 0) {
-			break;
-		}
-		usleep(10000);
-	}
-	return n;
-}
+/*
+ * The contract after an end without exit() (_exit, exec, a kill): the dead
+ * process's directory is still there, and the next wrapped process removes
+ * it when it makes its own; that one exits normally, so then nothing is
+ * left at all.
+ */
+static void assert_swept_by_next(struct ctx *c);
 
 static void test_runs_unprivileged_when_asked(void **state)
 {
@@ -211,8 +208,23 @@ static void run_client_end(struct ctx *c, const char *end, bool sync_clean)
 	assert_int_equal(WEXITSTATUS(st), 0);
 	if (sync_clean) {
 		assert_int_equal(pt_count_entries(c->tmp), 0);
+	} else {
+		assert_swept_by_next(c);
 	}
-	assert_int_equal(wait_empty(c->tmp), 0);
+	free(client);
+}
+
+static void assert_swept_by_next(struct ctx *c)
+{
+	char *client = client_path();
+	char *argv[] = { client, "permit", "alice", "auth", "exit", NULL };
+	int st;
+
+	assert_int_equal(pt_count_entries(c->tmp), 1);	/* the dead one's */
+	st = wait_status(spawn(argv, c->env, NULL));
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(pt_count_entries(c->tmp), 0);
 	free(client);
 }
 
@@ -231,8 +243,8 @@ static void test_clean_after_exec(void **state)
 	run_client_end(*state, "exec", false);
 }
 
-/* A daemon-like process without stdin and stdout: the watcher's pipe and
- * directory fds land on 0 and 1 and must still be told apart. */
+/* A daemon-like process without stdin and stdout: the wrapper's lock
+ * descriptor must not land on 0 or 1. */
 static void test_clean_without_stdio(void **state)
 {
 	struct ctx *c = *state;
@@ -250,13 +262,13 @@ static void test_clean_without_stdio(void **state)
 	st = wait_status(pid);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);	/* it did authenticate */
-	assert_int_equal(wait_empty(c->tmp), 0);
+	assert_swept_by_next(c);
 	free(client);
 }
 
 /* Runs the client until it hangs after its transaction, adds `depth`
- * nested directories to its runtime directory, kills it: the watcher must
- * remove everything. */
+ * nested directories to its runtime directory, kills it: the next wrapped
+ * process must remove everything. */
 static void kill_hanging_client(struct ctx *c, int depth)
 {
 	char *client = client_path();
@@ -299,7 +311,7 @@ static void kill_hanging_client(struct ctx *c, int depth)
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	st = wait_status(pid);
 	assert_true(WIFSIGNALED(st));
-	assert_int_equal(wait_empty(c->tmp), 0);
+	assert_swept_by_next(c);
 	free(path);
 	free(client);
 }
@@ -309,7 +321,7 @@ static void test_clean_after_sigkill(void **state)
 	kill_hanging_client(*state, 0);
 }
 
-/* As deep as the watcher removes (its stack is sized for it). */
+/* A deep tree in a dead directory is removed whole. */
 static void test_clean_deep_tree_after_sigkill(void **state)
 {
 	kill_hanging_client(*state, 60);
@@ -353,7 +365,6 @@ static void test_keep_dir(void **state)
 	st = wait_status(spawn(argv, env, NULL));
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
-	usleep(200000);	/* a watcher would have removed it by now */
 	assert_int_equal(pt_count_entries(c->tmp), 1);
 	assert_int_equal(count_prefixed(c->tmp, "pam_wrapper_kept."), 1);
 	/* and the next wrapped process does not sweep it away */
@@ -366,40 +377,86 @@ static void test_keep_dir(void **state)
 	free(client);
 }
 
-/* Directories of dead processes whose watcher is gone too (a kill before
- * the watcher ran, or `kill -9` of everything) are swept by the next
- * wrapped process; one whose owner lives is left alone. */
+static bool exists_in(const char *dir, const char *name)
+{
+	char *p = pt_path(dir, name);
+	bool there = access(p, F_OK) == 0;
+
+	free(p);
+	return there;
+}
+
+/* Makes base/name with a .lock file; returns the lock's open descriptor
+ * (the caller may flock it to play a live owner). */
+static int fake_dir(const char *base, const char *name, bool with_lock)
+{
+	char *top = pt_path(base, name);
+	char *lock = pt_path(top, ".lock");
+	char *svc = pt_path(top, "services");
+	int fd = -1;
+
+	assert_int_equal(mkdir(top, 0700), 0);
+	if (with_lock) {
+		fd = open(lock, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+		assert_true(fd >= 0);
+		assert_int_equal(mkdir(svc, 0700), 0);
+		pt_write_file(svc, "other", "auth required pam_deny.so\n");
+	}
+	free(top);
+	free(lock);
+	free(svc);
+	return fd;
+}
+
+/*
+ * What the next wrapped process sweeps: directories whose lock nobody holds
+ * (whatever pid their name has), and empty ones without a lock (a maker
+ * killed before it made its lock).  Left alone: a directory whose lock is
+ * held, even when the pid in its name is dead (another PID namespace), and
+ * one with content but no lock (not made by us).
+ */
 static void test_stale_dirs_swept(void **state)
 {
 	struct ctx *c = *state;
 	char *client = client_path();
 	char *argv[] = { client, "permit", "alice", "auth", NULL };
 	char *sh_argv[] = { "/bin/true", NULL };
-	char *dead = NULL, *live = NULL, *sub = NULL;
 	pid_t gone = spawn(sh_argv, c->env, NULL);
+	char dead[64], empty[64], live[64], foreign[64];
+	int dead_fd, live_fd;
+	char *path;
 	int st;
 
 	wait_status(gone);	/* its pid is now free */
-	assert_true(asprintf(&dead, "%s/pam_wrapper.%ld.AbCdEf", c->tmp,
-			     (long)gone) > 0);
-	assert_true(asprintf(&live, "%s/pam_wrapper.%ld.XyZxyZ", c->tmp,
-			     (long)getpid()) > 0);
-	assert_int_equal(mkdir(dead, 0700), 0);
-	assert_int_equal(mkdir(live, 0700), 0);
-	assert_true(asprintf(&sub, "%s/services", dead) > 0);
-	assert_int_equal(mkdir(sub, 0700), 0);
-	pt_write_file(sub, "other", "auth required pam_deny.so\n");
+	snprintf(dead, sizeof(dead), "pam_wrapper.%ld.AbCdEf", (long)getpid());
+	snprintf(empty, sizeof(empty), "pam_wrapper.%ld.EmPtYy", (long)gone);
+	snprintf(live, sizeof(live), "pam_wrapper.%ld.XyZxyZ", (long)gone);
+	snprintf(foreign, sizeof(foreign), "pam_wrapper.%ld.FoReiG", (long)gone);
+	dead_fd = fake_dir(c->tmp, dead, true);
+	(void)fake_dir(c->tmp, empty, false);
+	live_fd = fake_dir(c->tmp, live, true);
+	assert_int_equal(flock(live_fd, LOCK_SH), 0);
+	(void)fake_dir(c->tmp, foreign, false);
+	path = pt_path(c->tmp, foreign);
+	pt_write_file(path, "x", "x\n");
+	free(path);
 
 	st = wait_status(spawn(argv, c->env, NULL));
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
-	assert_int_not_equal(access(dead, F_OK), 0);
-	assert_int_equal(access(live, F_OK), 0);
-	assert_int_equal(rmdir(live), 0);
-	assert_int_equal(wait_empty(c->tmp), 0);
-	free(dead);
-	free(live);
-	free(sub);
+	assert_false(exists_in(c->tmp, dead));
+	assert_false(exists_in(c->tmp, empty));
+	assert_true(exists_in(c->tmp, live));
+	assert_true(exists_in(c->tmp, foreign));
+	/* the live one stays as long as its lock is held, then goes */
+	close(live_fd);
+	close(dead_fd);
+	path = pt_path(c->tmp, foreign);
+	pt_rmtree(path);
+	free(path);
+	st = wait_status(spawn(argv, c->env, NULL));
+	assert_true(WIFEXITED(st));
+	assert_int_equal(pt_count_entries(c->tmp), 0);
 	free(client);
 }
 
@@ -424,7 +481,8 @@ static void test_200_concurrent(void **state)
 		}
 	}
 	assert_int_equal(ok, NPROC);
-	assert_int_equal(wait_empty(c->tmp), 0);
+	/* all exited normally: nothing left, at once */
+	assert_int_equal(pt_count_entries(c->tmp), 0);
 	free(client);
 }
 

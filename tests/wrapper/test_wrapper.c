@@ -547,10 +547,10 @@ static void on_sigchld(int sig, siginfo_t *si, void *uc)
 	sigchld_pid = si->si_pid;
 }
 
-/* The cleanup watcher is not a child of the program: making a runtime
- * directory (here: again, after removing the first) sends no SIGCHLD and
- * leaves nothing for wait(-1), which daemons call on any SIGCHLD. */
-static void test_watcher_not_our_child(void **state)
+/* The wrapper starts no process: making a runtime directory (here: again,
+ * after removing the first) sends no SIGCHLD and leaves nothing for
+ * wait(-1), which daemons call on any SIGCHLD. */
+static void test_no_process_started(void **state)
 {
 	struct sigaction sa = { .sa_sigaction = on_sigchld,
 				.sa_flags = SA_SIGINFO };
@@ -568,7 +568,7 @@ static void test_watcher_not_our_child(void **state)
 	assert_int_equal(sigaction(SIGCHLD, &sa, &old), 0);
 	sigchld_seen = 0;
 	assert_int_equal(txn("permit", 'a'), PAM_SUCCESS);
-	/* a new directory, with its own watcher */
+	/* a new directory */
 	assert_int_not_equal(strncmp(getenv("PAM_WRAPPER_RUNTIME_DIR"), top,
 				     strlen(top)), 0);
 	usleep(100000);
@@ -581,9 +581,9 @@ static void test_watcher_not_our_child(void **state)
 	free(top);
 }
 
-/* A program that is a child subreaper would inherit the watcher: it gets
- * none, and wait(-1) still finds no child. */
-static void test_subreaper_gets_no_watcher(void **state)
+/* A program that is a child subreaper (or PID 1) would inherit any process
+ * the wrapper left running: wait(-1) still finds no child. */
+static void test_subreaper_inherits_nothing(void **state)
 {
 	char *top;
 	int st;
@@ -646,8 +646,8 @@ int main(void)
 		T(test_syslog_lines),
 		T(test_password_never_logged),
 		T(test_threads),
-		T(test_watcher_not_our_child),
-		T(test_subreaper_gets_no_watcher),
+		T(test_no_process_started),
+		T(test_subreaper_inherits_nothing),
 		T(test_fork),
 #undef T
 	};

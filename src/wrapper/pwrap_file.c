@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Small file helpers of libpam_wrapper.so, plain POSIX: joining paths,
+ * telling whether a file changed (its signature), reading a whole service
+ * file, writing one atomically and removing a directory tree.  They know
+ * nothing of PAM or of the runtime directory's layout.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pwrap_private.h"
+
+/* Deep enough for anything a test puts in services/; bounds the recursion. */
+#define PWRAP_RMTREE_DEPTH 64
+
+bool pwrap_pjoin(pwrap_path out, const char *a, const char *b)
+{
+	size_t la = strlen(a);
+	size_t lb = strlen(b);
+
+	if (la + 1 + lb + 1 > sizeof(pwrap_path)) {
+		return false;
+	}
+	memcpy(out, a, la);
+	out[la] = '/';
+	memcpy(out + la + 1, b, lb + 1);
+	return true;
+}
+
+char *pwrap_join(const char *a, const char *b)
+{
+	pwrap_path p;
+
+	return pwrap_pjoin(p, a, b) ? strdup(p) : NULL;
+}
+
+bool pwrap_sig_of(const char *path, struct pwrap_sig *sig)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+		return false;
+	}
+	sig->dev = st.st_dev;
+	sig->ino = st.st_ino;
+	sig->size = st.st_size;
+	sig->mtim = st.st_mtim;
+	sig->ctim = st.st_ctim;
+	return true;
+}
+
+bool pwrap_sig_eq(const struct pwrap_sig *a, const struct pwrap_sig *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtim.tv_sec == b->mtim.tv_sec &&
+	       a->mtim.tv_nsec == b->mtim.tv_nsec &&
+	       a->ctim.tv_sec == b->ctim.tv_sec &&
+	       a->ctim.tv_nsec == b->ctim.tv_nsec;
+}
+
+int pwrap_read_file(const char *path, char **buf, size_t *len)
+{
+	struct stat st;
+	char *b = NULL;
+	size_t got = 0;
+	int fd = -1;
+	int rc = -1;
+
+	/* O_NONBLOCK: a FIFO named like a service must not hang pam_start. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > PWRAP_MAX_SERVICE_FILE) {
+		errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+		goto out;
+	}
+	b = malloc((size_t)st.st_size + 1);
+	if (b == NULL) {
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, b + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n < 0) {
+			goto out;
+		}
+		if (n == 0) {
+			break;	/* shrank while reading */
+		}
+		got += (size_t)n;
+	}
+	b[got] = '\0';
+	*buf = b;
+	b = NULL;
+	*len = got;
+	rc = 0;
+out:
+	free(b);
+	if (fd >= 0) {
+		close(fd);
+	}
+	return rc;
+}
+
+int pwrap_write_atomic(const char *path, const char *buf, size_t len)
+{
+	char *tmp = NULL;
+	size_t off = 0;
+	int fd = -1;
+	int rc = -1;
+
+	if (asprintf(&tmp, "%s.tmpXXXXXX", path) < 0) {
+		tmp = NULL;
+		goto out;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		goto out;
+	}
+	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+	while (off < len) {
+		ssize_t n = write(fd, buf + off, len - off);
+
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n < 0) {
+			goto out;
+		}
+		off += (size_t)n;
+	}
+	if (fchmod(fd, 0644) != 0 || close(fd) != 0) {
+		fd = -1;
+		goto out;
+	}
+	fd = -1;
+	if (rename(tmp, path) != 0) {
+		goto out;
+	}
+	rc = 0;
+out:
+	if (fd >= 0) {
+		close(fd);
+	}
+	if (rc != 0 && tmp != NULL) {
+		int saved = errno;
+
+		unlink(tmp);
+		errno = saved;
+	}
+	free(tmp);
+	return rc;
+}
+
+static int rmtree_depth(int dfd, const char *keep, int depth)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	int rc = 0;
+
+	if (d == NULL) {
+		close(dfd);
+		return -1;
+	}
+	/* Entries removed while the directory is read may be returned or
+	 * not; a second pass catches what the first one missed. */
+	for (int pass = 0; pass < 2; pass++) {
+		bool seen = false;
+
+		rewinddir(d);
+		while ((de = readdir(d)) != NULL) {
+			const char *nm = de->d_name;
+			int sub;
+
+			if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0 ||
+			    (keep != NULL && strcmp(nm, keep) == 0)) {
+				continue;
+			}
+			seen = true;
+			if (unlinkat(dirfd(d), nm, 0) == 0 || errno == ENOENT) {
+				continue;
+			}
+			if ((errno != EISDIR && errno != EPERM) ||
+			    depth >= PWRAP_RMTREE_DEPTH) {
+				rc = -1;
+				continue;
+			}
+			sub = openat(dirfd(d), nm, O_RDONLY | O_DIRECTORY |
+				     O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0) {
+				rmtree_depth(sub, NULL, depth + 1);
+			}
+			if (unlinkat(dirfd(d), nm, AT_REMOVEDIR) != 0 &&
+			    errno != ENOENT) {
+				rc = -1;
+			}
+		}
+		if (!seen) {
+			break;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+int pwrap_rmtree_at(int dfd, const char *keep)
+{
+	return rmtree_depth(dfd, keep, 0);
+}
+
+int pwrap_rmtree(const char *path)
+{
+	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (dfd < 0) {
+		return errno == ENOENT ? 0 : -1;
+	}
+	pwrap_rmtree_at(dfd, NULL);
+	if (rmdir(path) != 0 && errno != ENOENT) {
+		return -1;
+	}
+	return 0;
+}

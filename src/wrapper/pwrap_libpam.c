@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Binding the real libpam: the functions our exported ones forward to, and
+ * where modules are found.  libpam_wrapper.so does not link libpam (that
+ * would load it into every wrapped process, PAM user or not); it looks the
+ * functions up in the libpam.so.0 the program loaded, once, at first use.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pwrap_private.h"
+
+static struct pwrap_real real;
+static pthread_once_t real_once = PTHREAD_ONCE_INIT;
+
+static void real_load(void)
+{
+	void *h = dlopen("libpam.so.0", RTLD_LAZY | RTLD_NOLOAD);
+	void *ha;
+
+	if (h == NULL) {
+		h = dlopen("libpam.so.0", RTLD_LAZY);
+	}
+	if (h == NULL) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot load libpam.so.0: %s",
+			  dlerror());
+		return;
+	}
+	*(void **)&real.pam_start = dlsym(h, "pam_start");
+	*(void **)&real.pam_start_confdir = dlsym(h, "pam_start_confdir");
+	*(void **)&real.pam_set_item = dlsym(h, "pam_set_item");
+	*(void **)&real.pam_get_item = dlsym(h, "pam_get_item");
+	*(void **)&real.pam_vsyslog = dlsym(h, "pam_vsyslog");
+	ha = dlopen("libaudit.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (ha != NULL) {
+		*(void **)&real.audit_open = dlsym(ha, "audit_open");
+	}
+}
+
+const struct pwrap_real *pwrap_real(void)
+{
+	pthread_once(&real_once, real_load);
+	return &real;
+}
+
+static int has_libpam(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *slash;
+
+	(void)size;
+	(void)data;
+	if (info->dlpi_name == NULL) {
+		return 0;
+	}
+	slash = strrchr(info->dlpi_name, '/');
+	return strncmp(slash ? slash + 1 : info->dlpi_name, "libpam.so", 9) == 0;
+}
+
+bool pwrap_libpam_loaded(void)
+{
+	return dl_iterate_phdr(has_libpam, NULL) != 0;
+}
+
+/* <directory of the object that defines sym>/sub, malloc'd, or NULL. */
+static char *dir_of(const void *sym, const char *sub)
+{
+	Dl_info info;
+	char *self, *slash;
+	char *dir = NULL;
+
+	if (sym == NULL || dladdr(sym, &info) == 0 || info.dli_fname == NULL) {
+		return NULL;
+	}
+	self = realpath(info.dli_fname, NULL);
+	if (self != NULL && (slash = strrchr(self, '/')) != NULL) {
+		*slash = '\0';
+		dir = pwrap_join(self, sub);
+	}
+	free(self);
+	return dir;
+}
+
+/* Computed once and kept for the life of the process. */
+static char *moddir;
+static char *sysmoddir;
+static pthread_once_t dirs_once = PTHREAD_ONCE_INIT;
+
+static void dirs_load(void)
+{
+	moddir = dir_of((const void *)pwrap_enabled, "pam_wrapper");
+	sysmoddir = dir_of((const void *)pwrap_real()->pam_start, "security");
+}
+
+const char *pwrap_moddir(void)
+{
+	pthread_once(&dirs_once, dirs_load);
+	return moddir;
+}
+
+const char *pwrap_sysmoddir(void)
+{
+	pthread_once(&dirs_once, dirs_load);
+	return sysmoddir;
+}

@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Preparation: service name -> a conf/ directory libpam can read.  At each
+ * pam_start the service file and "other" (from services/, see
+ * pwrap_services.c) and everything they include are rewritten into conf/
+ * (pwrap_conf.c does the text), relative include targets and bare names of
+ * our modules resolved inside the test setup.  A rewritten file is kept
+ * while the (dev, ino, size, mtime, ctime) of its source stay the same, so
+ * an unchanged configuration costs a few stat(2) per pam_start; nothing
+ * else is cached, whatever the program does with its descriptors.
+ *
+ * One mutex serialises preparation (threads may call pam_start at once);
+ * fork handlers, registered at load, keep it usable in a child forked while
+ * another thread held it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <security/_pam_types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pwrap_private.h"
+
+#define PWRAP_MAX_INCLUDE_DEPTH 32
+
+/* A rewritten file in conf/, with what it was made from. */
+struct pwrap_gen {
+	struct pwrap_gen *next;
+	char *gpath;		/* absolute path in conf/ */
+	char *src;		/* source path it was rewritten from */
+	struct pwrap_sig sig;	/* source signature then */
+	char **incs;		/* include targets it names, as written */
+	size_t n_incs;
+};
+
+static struct pwrap_gen *gens;
+
+static pthread_mutex_t prep_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&prep_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&prep_lock);
+}
+
+static void atfork_child(void)
+{
+	/* The child has one thread, ours: the lock is free again. */
+	pthread_mutex_unlock(&prep_lock);
+}
+
+/* Registered at load (not at first use): a fork racing with the first
+ * pam_start of another thread must find the handlers in place.  It costs a
+ * list entry, no system call. */
+__attribute__((constructor)) static void prep_init(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* Frees a list of n strings and the list. */
+static void strv_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i]);
+	}
+	free(v);
+}
+
+static void gen_free_one(struct pwrap_gen *g)
+{
+	strv_free(g->incs, g->n_incs);
+	free(g->gpath);
+	free(g->src);
+	free(g);
+}
+
+static void gens_free(void)
+{
+	while (gens != NULL) {
+		struct pwrap_gen *g = gens;
+
+		gens = g->next;
+		gen_free_one(g);
+	}
+}
+
+/*
+ * Makes sure the runtime directory is there and services/ is filled; with
+ * the lock held.  A forked child gets a directory of its own, with the
+ * files a test wrote into its parent's.
+ */
+static int runtime_ready(const char *svcdir)
+{
+	int rc;
+
+	if (pwrap_rundir_inherited()) {
+		pwrap_services_save_inherited();
+	}
+	rc = pwrap_rundir_ensure();
+	if (rc == 1) {
+		gens_free();
+		pwrap_services_fill(svcdir);
+	}
+	return rc < 0 ? -1 : 0;
+}
+
+void pwrap_runtime_early(void)
+{
+	if (pwrap_libpam_loaded()) {
+		pwrap_runtime_now();
+	}
+	/* else no PAM here (yet): stay out of the way */
+}
+
+void pwrap_runtime_now(void)
+{
+	pthread_mutex_lock(&prep_lock);
+	(void)runtime_ready(getenv("PAM_WRAPPER_SERVICE_DIR"));
+	pthread_mutex_unlock(&prep_lock);
+}
+
+/* ---- walking a service file and its includes ---------------------------- */
+
+struct walk {
+	const char *svcdir;
+	const char *conf;		/* the runtime directory's conf/ */
+	struct pwrap_gen *seen[64];	/* files brought up to date */
+	size_t n_seen;
+	struct pwrap_gen *stack[PWRAP_MAX_INCLUDE_DEPTH];	/* include chain */
+	size_t depth;
+	char **incs;		/* include targets of the file being rewritten */
+	size_t n_incs;
+	bool failed;
+	bool cycle;		/* libpam would recurse until the stack overflows */
+	bool suspect;		/* a file we made is gone: recheck the directory */
+};
+
+/* Source of an include target: absolute as written, relative inside the
+ * runtime/service dirs (never /etc/pam.d). */
+static bool include_source(struct walk *w, const char *target, pwrap_path out,
+			   struct pwrap_sig *sig)
+{
+	if (target[0] == '/') {
+		return snprintf(out, sizeof(pwrap_path), "%s", target) <
+			       (int)sizeof(pwrap_path) && pwrap_sig_of(out, sig);
+	}
+	if (pwrap_name_is_plain(target)) {
+		return pwrap_services_source(w->svcdir, target, out, sig,
+					      &w->suspect);
+	}
+	return (pwrap_pjoin(out, pwrap_rundir()->svc, target) && pwrap_sig_of(out, sig)) ||
+	       (pwrap_pjoin(out, w->svcdir, target) && pwrap_sig_of(out, sig));
+}
+
+/* conf/.inc/<target, %-escaped>: a flat name for any target path. */
+static bool include_gpath(const struct walk *w, const char *target,
+			  pwrap_path out)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t j = (size_t)snprintf(out, sizeof(pwrap_path), "%s/.inc/",
+				    w->conf);
+	size_t i;
+
+	for (i = 0; target[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)target[i];
+
+		if (j + 4 >= sizeof(pwrap_path)) {
+			return false;
+		}
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		    (c == '.' && i > 0)) {
+			out[j++] = (char)c;
+		} else {
+			out[j++] = '%';
+			out[j++] = hex[c >> 4];
+			out[j++] = hex[c & 15];
+		}
+	}
+	out[j] = '\0';
+	return true;
+}
+
+static int strv_add(char ***v, size_t *n, const char *s)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (nv == NULL) {
+		return -1;
+	}
+	*v = nv;
+	nv[*n] = strdup(s);
+	if (nv[*n] == NULL) {
+		return -1;
+	}
+	(*n)++;
+	return 0;
+}
+
+static char *cb_include(void *ctx, const char *target, const char *src,
+			unsigned line)
+{
+	struct walk *w = ctx;
+	pwrap_path g;
+
+	(void)src;
+	(void)line;
+	if (strv_add(&w->incs, &w->n_incs, target) != 0 ||
+	    !include_gpath(w, target, g)) {
+		w->failed = true;
+		return NULL;
+	}
+	return strdup(g);
+}
+
+static char *cb_module(void *ctx, const char *module, const char *src,
+		       unsigned line)
+{
+	const char *moddir = pwrap_moddir();
+	const char *sysmoddir = pwrap_sysmoddir();
+	pwrap_path p;
+
+	(void)ctx;
+	if (strchr(module, '/') != NULL) {
+		return NULL;
+	}
+	if (moddir == NULL) {
+		return NULL;
+	}
+	if (sysmoddir != NULL && pwrap_pjoin(p, sysmoddir, module) &&
+	    access(p, F_OK) == 0) {
+		return NULL;	/* the system has it: libpam finds it */
+	}
+	if (pwrap_pjoin(p, moddir, module) && access(p, F_OK) == 0) {
+		return strdup(p);
+	}
+	PWRAP_LOG(PWRAP_LOG_WARN, "%s:%u: module %s is neither in %s nor in %s",
+		  src, line, module, sysmoddir ? sysmoddir : "?",
+		  moddir);
+	return NULL;
+}
+
+static struct pwrap_gen *gen_find(const char *gpath)
+{
+	struct pwrap_gen *g;
+
+	for (g = gens; g != NULL; g = g->next) {
+		if (strcmp(g->gpath, gpath) == 0) {
+			return g;
+		}
+	}
+	return NULL;
+}
+
+static void gen_drop(const char *gpath)
+{
+	struct pwrap_gen **pp;
+
+	for (pp = &gens; *pp != NULL; pp = &(*pp)->next) {
+		if (strcmp((*pp)->gpath, gpath) == 0) {
+			struct pwrap_gen *g = *pp;
+
+			*pp = g->next;
+			gen_free_one(g);
+			return;
+		}
+	}
+}
+
+static struct pwrap_gen *gen_new(const char *gpath)
+{
+	struct pwrap_gen *g = calloc(1, sizeof(*g));
+
+	if (g == NULL || (g->gpath = strdup(gpath)) == NULL ||
+	    (g->src = strdup("")) == NULL) {
+		if (g != NULL) {
+			free(g->gpath);
+		}
+		free(g);
+		return NULL;
+	}
+	g->next = gens;
+	gens = g;
+	return g;
+}
+
+static int walk_file(struct walk *w, const char *gpath, const char *src,
+		     const struct pwrap_sig *sig);
+
+/* Brings conf/.inc/<target> up to date (recursively). */
+static void walk_include(struct walk *w, const char *target, const char *from)
+{
+	struct pwrap_sig sig;
+	pwrap_path gpath, src;
+
+	if (!include_gpath(w, target, gpath)) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target too long", from);
+		w->failed = true;
+		return;
+	}
+	if (!include_source(w, target, src, &sig)) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target '%s' not found "
+			  "in %s or %s; the stack including it fails",
+			  from, target, pwrap_rundir()->svc, w->svcdir);
+		gen_drop(gpath);
+		unlink(gpath);
+		return;
+	}
+	walk_file(w, gpath, src, &sig);
+}
+
+/* Rewrites src into g->gpath; replaces g's source, signature and includes. */
+static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
+		      const struct pwrap_sig *sig)
+{
+	struct pwrap_rewrite_ops ops = {
+		.include_target = cb_include,
+		.module_path = cb_module,
+		.ctx = w,
+	};
+	char *in = NULL;
+	char *out = NULL;
+	char *nsrc = NULL;
+	char **incs = NULL;
+	size_t n_incs = 0;
+	size_t len = 0, out_len = 0;
+	int rc = -1;
+
+	if (pwrap_read_file(src, &in, &len) != 0) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot read %s: %s", src,
+			  strerror(errno));
+		goto out;
+	}
+	rc = pwrap_rewrite_service(in, len, src, &ops, &out, &out_len);
+	/* the include targets the callbacks collected are ours now */
+	incs = w->incs;
+	n_incs = w->n_incs;
+	w->incs = NULL;
+	w->n_incs = 0;
+	if (rc != 0 || w->failed || (nsrc = strdup(src)) == NULL) {
+		rc = -1;
+		goto out;
+	}
+	if (out_len > 0 && out[out_len - 1] == '\\') {
+		/* libpam would refuse it too (and leak doing so) */
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: the file ends in a continued "
+			  "line (a last line ending in '\\'); refusing it as "
+			  "libpam does", src);
+		w->failed = true;
+		rc = -1;
+		goto out;
+	}
+	if (pwrap_write_atomic(g->gpath, out, out_len) != 0) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot write %s: %s", g->gpath,
+			  strerror(errno));
+		w->suspect = true;
+		rc = -1;
+		goto out;
+	}
+	strv_free(g->incs, g->n_incs);
+	free(g->src);
+	g->incs = incs;
+	g->n_incs = n_incs;
+	g->src = nsrc;
+	g->sig = *sig;
+	incs = NULL;
+	n_incs = 0;
+	nsrc = NULL;
+	PWRAP_LOG(PWRAP_LOG_TRACE, "rewrote %s into %s", g->src, g->gpath);
+	rc = 0;
+out:
+	strv_free(incs, n_incs);
+	free(nsrc);
+	free(in);
+	free(out);
+	return rc;
+}
+
+/* Brings gpath up to date from src unless the cached copy is current. */
+static int walk_file(struct walk *w, const char *gpath, const char *src,
+		     const struct pwrap_sig *sig)
+{
+	struct pwrap_gen *g = gen_find(gpath);
+	size_t i;
+
+	for (i = 0; g != NULL && i < w->depth; i++) {
+		if (w->stack[i] == g) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include cycle (it "
+				  "includes itself through %zu file(s)); "
+				  "refusing it, libpam would crash", src,
+				  w->depth - i - 1);
+			w->cycle = true;
+			return -1;
+		}
+	}
+	for (i = 0; g != NULL && i < w->n_seen; i++) {
+		if (w->seen[i] == g) {
+			return 0;	/* already brought up to date */
+		}
+	}
+	if (w->depth == PWRAP_MAX_INCLUDE_DEPTH) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: includes nested deeper than "
+			  "%d levels", src, PWRAP_MAX_INCLUDE_DEPTH);
+		w->cycle = true;
+		return -1;
+	}
+	if (g == NULL && (g = gen_new(gpath)) == NULL) {
+		return -1;
+	}
+	if ((strcmp(g->src, src) != 0 || !pwrap_sig_eq(&g->sig, sig)) &&
+	    regenerate(w, g, src, sig) != 0) {
+		gen_drop(gpath);
+		return -1;
+	}
+	if (w->n_seen < sizeof(w->seen) / sizeof(w->seen[0])) {
+		w->seen[w->n_seen++] = g;
+	}
+	w->stack[w->depth++] = g;
+	for (i = 0; i < g->n_incs; i++) {
+		walk_include(w, g->incs[i], g->src);
+	}
+	w->depth--;
+	return 0;
+}
+
+/* Puts an empty file at gpath (once), recorded with an empty source. */
+static int placeholder(const char *gpath)
+{
+	static const char text[] = "# not in the service directory\n";
+	struct pwrap_gen *g = gen_find(gpath);
+
+	if (g != NULL && g->src[0] == '\0' && g->n_incs == 0 &&
+	    g->sig.ino == 0) {
+		return 0;
+	}
+	gen_drop(gpath);
+	g = gen_new(gpath);
+	if (g == NULL) {
+		return -1;
+	}
+	if (pwrap_write_atomic(gpath, text, sizeof(text) - 1) != 0) {
+		gen_drop(gpath);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Brings conf/<name> up to date; returns 1 if present, 0 if not, -1 error.
+ * With `empty_if_missing`, a missing source gives an empty file: libpam
+ * always reads "other" too and logs an error when it is missing, and
+ * replacing (not unlinking) keeps concurrent pam_start()s from seeing a gap.
+ */
+static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
+{
+	struct pwrap_sig sig;
+	pwrap_path gpath, src;
+
+	if (!pwrap_pjoin(gpath, w->conf, name)) {
+		return -1;
+	}
+	if (!pwrap_services_source(w->svcdir, name, src, &sig,
+				    &w->suspect)) {
+		if (empty_if_missing) {
+			return placeholder(gpath) == 0 ? 0 : -1;
+		}
+		gen_drop(gpath);
+		unlink(gpath);
+		return 0;
+	}
+	return walk_file(w, gpath, src, &sig) == 0 ? 1 : -1;
+}
+
+
+/* ---- preparation -------------------------------------------------------- */
+
+/* libpam's view of a service name: the part after the last '/', lowercase. */
+static void service_file_name(const char *service, pwrap_path name)
+{
+	const char *slash = strrchr(service, '/');
+	char *c;
+
+	snprintf(name, sizeof(pwrap_path), "%s", slash ? slash + 1 : service);
+	for (c = name; *c != '\0'; c++) {
+		if (*c >= 'A' && *c <= 'Z') {
+			*c = (char)(*c - 'A' + 'a');
+		}
+	}
+}
+
+/* One pass over the service and "other"; returns a PAM code. */
+static int prepare_walk(struct walk *w, const char *name)
+{
+	int found = pwrap_name_is_plain(name) ? walk_service(w, name, false)
+					      : 0;
+
+	if (found >= 0 && strcmp(name, "other") != 0) {
+		int other = walk_service(w, "other", found == 1);
+
+		if (found == 0) {
+			found = other;
+		} else if (other < 0) {
+			found = -1;
+		}
+	}
+	if (found < 0 || w->failed || w->cycle) {
+		return PAM_ABORT;
+	}
+	return found == 0 ? PAM_SERVICE_ERR : PAM_SUCCESS;
+}
+
+static void walk_reset(struct walk *w, const char *svcdir)
+{
+	strv_free(w->incs, w->n_incs);
+	memset(w, 0, sizeof(*w));
+	w->svcdir = svcdir;
+	w->conf = pwrap_rundir()->conf;
+}
+
+int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
+{
+	struct walk w = { 0 };
+	struct stat st;
+	pwrap_path name;
+	int rc = PAM_ABORT;
+
+	if (confdir != NULL) {
+		*confdir = NULL;
+	}
+	if (svcdir == NULL) {
+		svcdir = getenv("PAM_WRAPPER_SERVICE_DIR");
+	}
+	if (svcdir == NULL || svcdir[0] == '\0') {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "PAM_WRAPPER=1 but "
+			  "PAM_WRAPPER_SERVICE_DIR is not set; refusing to "
+			  "use the system's PAM configuration");
+		return PAM_ABORT;
+	}
+	pthread_mutex_lock(&prep_lock);
+	if (stat(svcdir, &st) != 0) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: %s", svcdir,
+			  strerror(errno));
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: not a "
+			  "directory", svcdir);
+		goto out;
+	}
+	if (service == NULL) {
+		rc = PAM_SYSTEM_ERR;
+		goto out;
+	}
+	service_file_name(service, name);
+	if (runtime_ready(svcdir) != 0) {
+		goto out;
+	}
+	walk_reset(&w, svcdir);
+	rc = prepare_walk(&w, name);
+	if (w.suspect) {
+		/* Something removed files of ours (a tidy-up of TMPDIR, or
+		 * a sweep after the program closed our lock descriptor):
+		 * check the directory, make a new one if needed, and try
+		 * once more. */
+		if (runtime_ready(svcdir) != 0) {
+			rc = PAM_ABORT;
+			goto out;
+		}
+		walk_reset(&w, svcdir);
+		rc = prepare_walk(&w, name);
+	}
+	if (rc == PAM_SERVICE_ERR) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "no service file '%s' and no "
+			  "'other' in %s (or %s)%s", name, svcdir,
+			  pwrap_rundir()->svc,
+			  access(svcdir, R_OK | X_OK) != 0 ?
+			  ": the directory is not readable" : "");
+		rc = PAM_ABORT;	/* what libpam says (and it would leak) */
+		goto out;
+	}
+	if (rc != PAM_SUCCESS) {
+		goto out;
+	}
+	if (confdir != NULL &&
+	    (*confdir = strdup(pwrap_rundir()->conf)) == NULL) {
+		rc = PAM_BUF_ERR;
+		goto out;
+	}
+	PWRAP_LOG(PWRAP_LOG_DEBUG, "service '%s' from %s via %s", name,
+		  svcdir, pwrap_rundir()->conf);
+out:
+	pthread_mutex_unlock(&prep_lock);
+	walk_reset(&w, NULL);
+	return rc;
+}

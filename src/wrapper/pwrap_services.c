@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * services/ of the runtime directory (PAM_WRAPPER_RUNTIME_DIR): a copy of
+ * the service directory that tests written for upstream read and add to.
+ * A file a test wrote or changed there wins over the service directory's;
+ * otherwise services/ follows the service directory as it is now.
+ *
+ * To tell our copies from a test's files, each copy we make is remembered
+ * with the signatures of its source and of the copy right after writing.
+ * A forked child gets a runtime directory of its own (so that what it
+ * copies never looks like a test's file to its parent) and takes the
+ * parent's test-written files along.
+ *
+ * Called with the preparation lock held (pwrap_prepare.c).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pwrap_private.h"
+
+/* A copy this process made in services/. */
+struct copy {
+	struct copy *next;
+	char *name;
+	struct pwrap_sig src;	/* the service dir's file when copied */
+	struct pwrap_sig copy;	/* our copy right after writing it */
+};
+
+/* A file a test wrote into an inherited services/ (name, contents). */
+struct saved {
+	struct saved *next;
+	char *name;
+	char *buf;
+	size_t len;
+};
+
+static struct copy *copies;
+static struct saved *saved;
+
+bool pwrap_name_is_plain(const char *name)
+{
+	return name[0] != '\0' && name[0] != '.' && strchr(name, '/') == NULL &&
+	       strlen(name) < NAME_MAX - 16;
+}
+
+static struct copy *copy_find(const char *name)
+{
+	struct copy *c;
+
+	for (c = copies; c != NULL; c = c->next) {
+		if (strcmp(c->name, name) == 0) {
+			return c;
+		}
+	}
+	return NULL;
+}
+
+static void copy_drop(const char *name)
+{
+	struct copy **pp;
+
+	for (pp = &copies; *pp != NULL; pp = &(*pp)->next) {
+		if (strcmp((*pp)->name, name) == 0) {
+			struct copy *c = *pp;
+
+			*pp = c->next;
+			free(c->name);
+			free(c);
+			return;
+		}
+	}
+}
+
+static void copies_free(void)
+{
+	while (copies != NULL) {
+		copy_drop(copies->name);
+	}
+}
+
+/* Copies src to services/name and remembers both signatures; the copy's
+ * goes to *copy_sig. */
+static int copy_in(const char *src, const char *name,
+		   const struct pwrap_sig *src_sig, struct pwrap_sig *copy_sig)
+{
+	const char *svc = pwrap_rundir()->svc;
+	struct copy *c = NULL;
+	pwrap_path dst;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = -1;
+
+	if (!pwrap_pjoin(dst, svc, name) ||
+	    pwrap_read_file(src, &buf, &len) != 0 ||
+	    pwrap_write_atomic(dst, buf, len) != 0) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot copy %s into %s: %s", src,
+			  svc, strerror(errno));
+		goto out;
+	}
+	c = copy_find(name);
+	if (c == NULL) {
+		c = calloc(1, sizeof(*c));
+		if (c == NULL || (c->name = strdup(name)) == NULL) {
+			free(c);
+			goto out;
+		}
+		c->next = copies;
+		copies = c;
+	}
+	c->src = *src_sig;
+	if (!pwrap_sig_of(dst, &c->copy)) {
+		copy_drop(name);
+		goto out;
+	}
+	*copy_sig = c->copy;
+	PWRAP_LOG(PWRAP_LOG_TRACE, "copied %s to %s", src, dst);
+	rc = 0;
+out:
+	free(buf);
+	return rc;
+}
+
+static void saved_free(void)
+{
+	while (saved != NULL) {
+		struct saved *n = saved->next;
+
+		free(saved->name);
+		free(saved->buf);
+		free(saved);
+		saved = n;
+	}
+}
+
+void pwrap_services_save_inherited(void)
+{
+	const char *svc = pwrap_rundir()->svc;
+	DIR *d = svc != NULL ? opendir(svc) : NULL;
+	struct dirent *de;
+
+	saved_free();
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		struct copy *c = copy_find(de->d_name);
+		struct saved *h;
+		struct pwrap_sig sig;
+		pwrap_path path;
+
+		if (!pwrap_name_is_plain(de->d_name) ||
+		    !pwrap_pjoin(path, svc, de->d_name) ||
+		    !pwrap_sig_of(path, &sig) ||
+		    (c != NULL && pwrap_sig_eq(&sig, &c->copy))) {
+			continue;	/* not a file, or our pristine copy */
+		}
+		h = calloc(1, sizeof(*h));
+		if (h == NULL) {
+			continue;
+		}
+		if ((h->name = strdup(de->d_name)) == NULL ||
+		    pwrap_read_file(path, &h->buf, &h->len) != 0) {
+			free(h->name);
+			free(h);
+			continue;
+		}
+		h->next = saved;
+		saved = h;
+	}
+	if (d != NULL) {
+		closedir(d);
+	}
+}
+
+void pwrap_services_fill(const char *svcdir)
+{
+	const char *svc = pwrap_rundir()->svc;
+	DIR *d = svcdir != NULL ? opendir(svcdir) : NULL;
+	struct dirent *de;
+
+	copies_free();
+	/* A missing or unreadable service dir leaves services/ empty;
+	 * pam_start reports it. */
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		struct pwrap_sig sig, csig;
+		pwrap_path src;
+
+		if (pwrap_name_is_plain(de->d_name) &&
+		    pwrap_pjoin(src, svcdir, de->d_name) &&
+		    pwrap_sig_of(src, &sig)) {
+			(void)copy_in(src, de->d_name, &sig, &csig);
+		}
+	}
+	if (d != NULL) {
+		closedir(d);
+	}
+	for (const struct saved *h = saved; h != NULL; h = h->next) {
+		pwrap_path path;
+
+		if (pwrap_pjoin(path, svc, h->name)) {
+			(void)pwrap_write_atomic(path, h->buf, h->len);
+		}
+	}
+	saved_free();
+}
+
+bool pwrap_services_source(const char *svcdir, const char *name,
+			   pwrap_path out, struct pwrap_sig *sig,
+			   bool *suspect)
+{
+	struct copy *c = copy_find(name);
+	struct pwrap_sig rsig, ssig;
+	pwrap_path spath;
+	bool have_r;
+
+	if (!pwrap_pjoin(out, pwrap_rundir()->svc, name) ||
+	    !pwrap_pjoin(spath, svcdir, name)) {
+		return false;
+	}
+	have_r = pwrap_sig_of(out, &rsig);
+	if (have_r && (c == NULL || !pwrap_sig_eq(&rsig, &c->copy))) {
+		*sig = rsig;	/* written or edited by the test */
+		return true;
+	}
+	if (!have_r && c != NULL) {
+		*suspect = true;	/* our copy vanished */
+	}
+	if (pwrap_sig_of(spath, &ssig)) {
+		if (!have_r || c == NULL || !pwrap_sig_eq(&ssig, &c->src)) {
+			if (copy_in(spath, name, &ssig, &rsig) != 0) {
+				*suspect = true;
+				return false;
+			}
+		}
+		*sig = rsig;
+		return true;
+	}
+	if (have_r) {
+		unlink(out);	/* our copy of a file that is gone */
+	}
+	copy_drop(name);
+	return false;
+}
