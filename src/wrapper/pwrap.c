@@ -30,18 +30,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
 #include <sys/auxv.h>
+#endif
+#include <unistd.h>
 #include <syslog.h>
 
 #include "pwrap_private.h"
 
 #define PWRAP_EXPORT __attribute__((visibility("default")))
 
+/* A setuid or setgid process (or one with file capabilities) must never
+ * take its PAM configuration from the environment. */
+static bool pwrap_secure_exec(void)
+{
+#if defined(__linux__)
+	return getauxval(AT_SECURE) != 0;
+#else
+	return issetugid() != 0;
+#endif
+}
+
 bool pwrap_enabled(void)
 {
 	const char *e = getenv("PAM_WRAPPER");
 
-	return e != NULL && e[0] == '1' && getauxval(AT_SECURE) == 0;
+	return e != NULL && e[0] == '1' && !pwrap_secure_exec();
 }
 
 PWRAP_EXPORT int pam_wrapper_enabled(void);

@@ -31,6 +31,16 @@ static int pwrap_debuglevel(void)
 	return v > PWRAP_LOG_TRACE ? PWRAP_LOG_TRACE : (int)v;
 }
 
+/* The program's name for the line's prefix. */
+static const char *prog_name(void)
+{
+#if defined(__GLIBC__)
+	return program_invocation_short_name;
+#else
+	return getprogname();
+#endif
+}
+
 static bool pwrap_log_wanted(enum pwrap_dbglvl lvl)
 {
 	return lvl == PWRAP_LOG_ERROR || (int)lvl <= pwrap_debuglevel();
@@ -49,7 +59,7 @@ static void pwrap_vlog(enum pwrap_dbglvl lvl, const char *func,
 		return;
 	}
 	n = snprintf(line, sizeof(line), "PWRAP_%s[%s (%ld)] - %s: ",
-		     names[lvl], program_invocation_short_name, (long)getpid(),
+		     names[lvl], prog_name(), (long)getpid(),
 		     func);
 	if (n < 0 || (size_t)n >= sizeof(line) - 2) {
 		goto out;
