@@ -169,6 +169,19 @@ PWRAP_EXPORT int pam_set_item(pam_handle_t *pamh, int item_type,
 	const struct pwrap_real *r = pwrap_real();
 
 	if (item_type == PAM_SERVICE && item != NULL && pwrap_enabled()) {
+		const char *name = item;
+
+		/* libpam opens <confdir>/<name> as given (only pam_start cuts
+		 * a path off): a name with a '/' could leave the test setup,
+		 * one starting with '/' names a system file. */
+		if (name[0] == '\0' || name[0] == '.' ||
+		    strchr(name, '/') != NULL) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "pam_set_item(PAM_SERVICE, "
+				  "\"%s\") refused: a service name is a file "
+				  "name in the service directory (no '/', not "
+				  "empty, no leading '.')", name);
+			return PAM_BAD_ITEM;
+		}
 		/* libpam reloads the stack for the new name from the same
 		 * confdir: make sure that file is there.  Errors are logged;
 		 * libpam then reports the missing configuration itself. */

@@ -97,7 +97,7 @@ static void gens_free(void)
  * the lock held.  A forked child gets a directory of its own, with the
  * files a test wrote into its parent's.
  */
-static int runtime_ready(const char *svcdir)
+static int runtime_ready(const struct pwrap_source *src)
 {
 	int rc;
 
@@ -107,9 +107,101 @@ static int runtime_ready(const char *svcdir)
 	rc = pwrap_rundir_ensure();
 	if (rc == 1) {
 		gens_free();
-		pwrap_services_fill(svcdir);
+		pwrap_services_fill(src);
 	}
 	return rc < 0 ? -1 : 0;
+}
+
+/* What PAM_WRAPPER_SERVICE_DIR resolved to, when it is relative: a daemon
+ * that chdir("/")s keeps its service directory.  Resolved against the
+ * working directory when the value is first seen, and again only when the
+ * value changes (as upstream does).  Guarded by prep_lock. */
+static char *env_seen;
+static char *env_abs;
+/* The split of a single-file source (guarded by prep_lock). */
+static char *single_dir;
+static char *single_name;
+
+static const char *env_dir(const char *v)
+{
+	pwrap_path cwd;
+
+	if (v[0] == '/') {
+		return v;
+	}
+	if (env_seen != NULL && strcmp(env_seen, v) == 0) {
+		return env_abs;
+	}
+	free(env_seen);
+	free(env_abs);
+	env_seen = strdup(v);
+	env_abs = getcwd(cwd, sizeof(cwd)) != NULL ? pwrap_join(cwd, v) : NULL;
+	if (env_seen == NULL || env_abs == NULL) {
+		free(env_seen);
+		env_seen = NULL;
+		return v;
+	}
+	return env_abs;
+}
+
+/*
+ * The service files to use: svcdir (an application's confdir), else
+ * PAM_WRAPPER_SERVICE_DIR.  A directory gives all its files; a regular file
+ * gives itself, as the service of its name (upstream's behaviour, which
+ * Bareos' tests use).  Logs what is wrong when `log`.  The strings live
+ * until the next call.
+ */
+static bool source_of(const char *svcdir, struct pwrap_source *src, bool log)
+{
+	struct stat st;
+	const char *slash;
+
+	if (svcdir == NULL) {
+		svcdir = getenv("PAM_WRAPPER_SERVICE_DIR");
+		if (svcdir != NULL && svcdir[0] != '\0') {
+			svcdir = env_dir(svcdir);
+		}
+	}
+	if (svcdir == NULL || svcdir[0] == '\0') {
+		if (log) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "PAM_WRAPPER=1 but "
+				  "PAM_WRAPPER_SERVICE_DIR is not set; refusing "
+				  "to use the system's PAM configuration");
+		}
+		return false;
+	}
+	if (stat(svcdir, &st) != 0) {
+		if (log) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: %s",
+				  svcdir, strerror(errno));
+		}
+		return false;
+	}
+	src->dir = svcdir;
+	src->only = NULL;
+	if (S_ISDIR(st.st_mode)) {
+		return true;
+	}
+	slash = strrchr(svcdir, '/');
+	if (!S_ISREG(st.st_mode) || (slash != NULL && slash[1] == '\0')) {
+		if (log) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: not a "
+				  "directory or a service file", svcdir);
+		}
+		return false;
+	}
+	free(single_dir);
+	free(single_name);
+	single_dir = slash == NULL ? strdup(".")
+		     : slash == svcdir ? strdup("/")
+				       : strndup(svcdir, (size_t)(slash - svcdir));
+	single_name = strdup(slash == NULL ? svcdir : slash + 1);
+	if (single_dir == NULL || single_name == NULL) {
+		return false;
+	}
+	src->dir = single_dir;
+	src->only = single_name;
+	return true;
 }
 
 void pwrap_runtime_early(void)
@@ -122,15 +214,21 @@ void pwrap_runtime_early(void)
 
 void pwrap_runtime_now(void)
 {
+	struct pwrap_source src;
+	int ok;
+
 	pthread_mutex_lock(&prep_lock);
-	(void)runtime_ready(getenv("PAM_WRAPPER_SERVICE_DIR"));
+	/* A missing service dir only leaves services/ empty; pam_start
+	 * reports it. */
+	ok = source_of(NULL, &src, false);
+	(void)runtime_ready(ok ? &src : NULL);
 	pthread_mutex_unlock(&prep_lock);
 }
 
 /* ---- walking a service file and its includes ---------------------------- */
 
 struct walk {
-	const char *svcdir;
+	const struct pwrap_source *src;
 	const char *conf;		/* the runtime directory's conf/ */
 	struct pwrap_gen *seen[64];	/* files brought up to date */
 	size_t n_seen;
@@ -153,11 +251,12 @@ static bool include_source(struct walk *w, const char *target, pwrap_path out,
 			       (int)sizeof(pwrap_path) && pwrap_sig_of(out, sig);
 	}
 	if (pwrap_name_is_plain(target)) {
-		return pwrap_services_source(w->svcdir, target, out, sig,
+		return pwrap_services_source(w->src, target, out, sig,
 					      &w->suspect);
 	}
 	return (pwrap_pjoin(out, pwrap_rundir()->svc, target) && pwrap_sig_of(out, sig)) ||
-	       (pwrap_pjoin(out, w->svcdir, target) && pwrap_sig_of(out, sig));
+	       (w->src->only == NULL && pwrap_pjoin(out, w->src->dir, target) &&
+		pwrap_sig_of(out, sig));
 }
 
 /* conf/.inc/<target, %-escaped>: a flat name for any target path. */
@@ -309,7 +408,7 @@ static void walk_include(struct walk *w, const char *target, const char *from)
 	if (!include_source(w, target, src, &sig)) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target '%s' not found "
 			  "in %s or %s; the stack including it fails",
-			  from, target, pwrap_rundir()->svc, w->svcdir);
+			  from, target, pwrap_rundir()->svc, w->src->dir);
 		gen_drop(gpath);
 		unlink(gpath);
 		return;
@@ -467,7 +566,7 @@ static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
 	if (!pwrap_pjoin(gpath, w->conf, name)) {
 		return -1;
 	}
-	if (!pwrap_services_source(w->svcdir, name, src, &sig,
+	if (!pwrap_services_source(w->src, name, src, &sig,
 				    &w->suspect)) {
 		if (empty_if_missing) {
 			return placeholder(gpath) == 0 ? 0 : -1;
@@ -496,6 +595,17 @@ static void service_file_name(const char *service, pwrap_path name)
 	}
 }
 
+/* For messages: the single file a source is made of. */
+static const char *svcdir_shown(const struct pwrap_source *src)
+{
+	static __thread pwrap_path shown;
+
+	if (!pwrap_pjoin(shown, src->dir, src->only)) {
+		return src->only;
+	}
+	return shown;
+}
+
 /* One pass over the service and "other"; returns a PAM code. */
 static int prepare_walk(struct walk *w, const char *name)
 {
@@ -503,7 +613,9 @@ static int prepare_walk(struct walk *w, const char *name)
 					      : 0;
 
 	if (found >= 0 && strcmp(name, "other") != 0) {
-		int other = walk_service(w, "other", found == 1);
+		/* "other" is never unlinked (an empty file stands in for a
+		 * missing one): another thread's libpam may be reading it. */
+		int other = walk_service(w, "other", true);
 
 		if (found == 0) {
 			found = other;
@@ -517,42 +629,26 @@ static int prepare_walk(struct walk *w, const char *name)
 	return found == 0 ? PAM_SERVICE_ERR : PAM_SUCCESS;
 }
 
-static void walk_reset(struct walk *w, const char *svcdir)
+static void walk_reset(struct walk *w, const struct pwrap_source *src)
 {
 	strv_free(w->incs, w->n_incs);
 	memset(w, 0, sizeof(*w));
-	w->svcdir = svcdir;
+	w->src = src;
 	w->conf = pwrap_rundir()->conf;
 }
 
 int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 {
+	struct pwrap_source src;
 	struct walk w = { 0 };
-	struct stat st;
 	pwrap_path name;
 	int rc = PAM_ABORT;
 
 	if (confdir != NULL) {
 		*confdir = NULL;
 	}
-	if (svcdir == NULL) {
-		svcdir = getenv("PAM_WRAPPER_SERVICE_DIR");
-	}
-	if (svcdir == NULL || svcdir[0] == '\0') {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "PAM_WRAPPER=1 but "
-			  "PAM_WRAPPER_SERVICE_DIR is not set; refusing to "
-			  "use the system's PAM configuration");
-		return PAM_ABORT;
-	}
 	pthread_mutex_lock(&prep_lock);
-	if (stat(svcdir, &st) != 0) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: %s", svcdir,
-			  strerror(errno));
-		goto out;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: not a "
-			  "directory", svcdir);
+	if (!source_of(svcdir, &src, true)) {
 		goto out;
 	}
 	if (service == NULL) {
@@ -560,28 +656,29 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 		goto out;
 	}
 	service_file_name(service, name);
-	if (runtime_ready(svcdir) != 0) {
+	if (runtime_ready(&src) != 0) {
 		goto out;
 	}
-	walk_reset(&w, svcdir);
+	walk_reset(&w, &src);
 	rc = prepare_walk(&w, name);
 	if (w.suspect) {
 		/* Something removed files of ours (a tidy-up of TMPDIR, or
 		 * a sweep after the program closed our lock descriptor):
 		 * check the directory, make a new one if needed, and try
 		 * once more. */
-		if (runtime_ready(svcdir) != 0) {
+		if (runtime_ready(&src) != 0) {
 			rc = PAM_ABORT;
 			goto out;
 		}
-		walk_reset(&w, svcdir);
+		walk_reset(&w, &src);
 		rc = prepare_walk(&w, name);
 	}
 	if (rc == PAM_SERVICE_ERR) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "no service file '%s' and no "
-			  "'other' in %s (or %s)%s", name, svcdir,
+			  "'other' in %s (or %s)%s", name,
+			  src.only != NULL ? svcdir_shown(&src) : src.dir,
 			  pwrap_rundir()->svc,
-			  access(svcdir, R_OK | X_OK) != 0 ?
+			  access(src.dir, R_OK | X_OK) != 0 ?
 			  ": the directory is not readable" : "");
 		rc = PAM_ABORT;	/* what libpam says (and it would leak) */
 		goto out;
@@ -595,7 +692,7 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 		goto out;
 	}
 	PWRAP_LOG(PWRAP_LOG_DEBUG, "service '%s' from %s via %s", name,
-		  svcdir, pwrap_rundir()->conf);
+		  src.dir, pwrap_rundir()->conf);
 out:
 	pthread_mutex_unlock(&prep_lock);
 	walk_reset(&w, NULL);

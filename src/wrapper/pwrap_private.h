@@ -170,6 +170,16 @@ PWRAP_HIDDEN void pwrap_runtime_early(void);
 PWRAP_HIDDEN void pwrap_runtime_now(void);
 
 /*
+ * Where service files come from: a directory, or (as upstream allows) a
+ * single file, when PAM_WRAPPER_SERVICE_DIR names one: then dir is its
+ * directory and only its name, the one service it provides.
+ */
+struct pwrap_source {
+	const char *dir;
+	const char *only;	/* NULL: every file of dir */
+};
+
+/*
  * services/ mirrors the service directory; a file a test wrote there wins.
  * Called with the preparation lock held.
  */
@@ -178,17 +188,17 @@ PWRAP_HIDDEN bool pwrap_name_is_plain(const char *name);
 /* Before a new runtime directory replaces an inherited one: remembers the
  * files a test wrote into the old services/. */
 PWRAP_HIDDEN void pwrap_services_save_inherited(void);
-/* After a new runtime directory was made: fills services/ from svcdir (may
- * be NULL) and puts back what pwrap_services_save_inherited() kept. */
-PWRAP_HIDDEN void pwrap_services_fill(const char *svcdir);
+/* After a new runtime directory was made: fills services/ from src (NULL:
+ * nothing) and puts back what pwrap_services_save_inherited() kept. */
+PWRAP_HIDDEN void pwrap_services_fill(const struct pwrap_source *src);
 /*
  * The file libpam should see for name: services/name when a test wrote or
- * changed it, else a fresh copy of svcdir/name.  Returns true with its path
- * and signature; *suspect is set when a file of ours vanished (someone tidied
- * the runtime directory).
+ * changed it, else a fresh copy of the source's file.  Returns true with its
+ * path and signature; *suspect is set when a file of ours vanished (someone
+ * tidied the runtime directory).
  */
-PWRAP_HIDDEN bool pwrap_services_source(const char *svcdir, const char *name,
-					pwrap_path out, struct pwrap_sig *sig,
-					bool *suspect);
+PWRAP_HIDDEN bool pwrap_services_source(const struct pwrap_source *src,
+					const char *name, pwrap_path out,
+					struct pwrap_sig *sig, bool *suspect);
 
 #endif

@@ -174,10 +174,16 @@ void pwrap_services_save_inherited(void)
 	}
 }
 
-void pwrap_services_fill(const char *svcdir)
+/* Whether src provides a file called name. */
+static bool provides(const struct pwrap_source *src, const char *name)
+{
+	return src->only == NULL || strcmp(src->only, name) == 0;
+}
+
+void pwrap_services_fill(const struct pwrap_source *src)
 {
 	const char *svc = pwrap_rundir()->svc;
-	DIR *d = svcdir != NULL ? opendir(svcdir) : NULL;
+	DIR *d = src != NULL ? opendir(src->dir) : NULL;
 	struct dirent *de;
 
 	copies_free();
@@ -185,12 +191,13 @@ void pwrap_services_fill(const char *svcdir)
 	 * pam_start reports it. */
 	while (d != NULL && (de = readdir(d)) != NULL) {
 		struct pwrap_sig sig, csig;
-		pwrap_path src;
+		pwrap_path path;
 
 		if (pwrap_name_is_plain(de->d_name) &&
-		    pwrap_pjoin(src, svcdir, de->d_name) &&
-		    pwrap_sig_of(src, &sig)) {
-			(void)copy_in(src, de->d_name, &sig, &csig);
+		    provides(src, de->d_name) &&
+		    pwrap_pjoin(path, src->dir, de->d_name) &&
+		    pwrap_sig_of(path, &sig)) {
+			(void)copy_in(path, de->d_name, &sig, &csig);
 		}
 	}
 	if (d != NULL) {
@@ -206,7 +213,7 @@ void pwrap_services_fill(const char *svcdir)
 	saved_free();
 }
 
-bool pwrap_services_source(const char *svcdir, const char *name,
+bool pwrap_services_source(const struct pwrap_source *src, const char *name,
 			   pwrap_path out, struct pwrap_sig *sig,
 			   bool *suspect)
 {
@@ -216,7 +223,7 @@ bool pwrap_services_source(const char *svcdir, const char *name,
 	bool have_r;
 
 	if (!pwrap_pjoin(out, pwrap_rundir()->svc, name) ||
-	    !pwrap_pjoin(spath, svcdir, name)) {
+	    !pwrap_pjoin(spath, src->dir, name)) {
 		return false;
 	}
 	have_r = pwrap_sig_of(out, &rsig);
@@ -227,7 +234,7 @@ bool pwrap_services_source(const char *svcdir, const char *name,
 	if (!have_r && c != NULL) {
 		*suspect = true;	/* our copy vanished */
 	}
-	if (pwrap_sig_of(spath, &ssig)) {
+	if (provides(src, name) && pwrap_sig_of(spath, &ssig)) {
 		if (!have_r || c == NULL || !pwrap_sig_eq(&ssig, &c->src)) {
 			if (copy_in(spath, name, &ssig, &rsig) != 0) {
 				*suspect = true;

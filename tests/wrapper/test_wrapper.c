@@ -201,6 +201,84 @@ static void test_relative_service_dir(void **state)
 	free(parent);
 }
 
+/* A relative PAM_WRAPPER_SERVICE_DIR is resolved when the value is first
+ * seen: a daemon's chdir("/") afterwards does not lose it.  A new value is
+ * resolved again, against the directory of that moment. */
+static void test_relative_service_dir_after_chdir(void **state)
+{
+	char *dir = *state;
+	char *slash = strrchr(dir, '/');
+	char *parent = strndup(dir, (size_t)(slash - dir));
+	char cwd[4096];
+
+	pt_write_file(dir, "rel", "auth required pam_permit.so\n");
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(parent), 0);
+	setenv("PAM_WRAPPER_SERVICE_DIR", slash + 1, 1);
+	assert_int_equal(txn("rel", 'a'), PAM_SUCCESS);
+	assert_int_equal(chdir("/"), 0);
+	assert_int_equal(txn("rel", 'a'), PAM_SUCCESS);
+	/* a changed value is resolved against the new working directory */
+	setenv("PAM_WRAPPER_SERVICE_DIR", "tmp", 1);
+	assert_int_equal(txn("rel", 'a'), 1000 + PAM_ABORT);
+	assert_int_equal(chdir(cwd), 0);
+	free(parent);
+}
+
+/* PAM_WRAPPER_SERVICE_DIR may name one service file, relative too (Bareos'
+ * system tests): that file is the service of its name, and only it. */
+static void test_single_file_service_dir(void **state)
+{
+	char *dir = *state;
+	char cwd[4096];
+
+	pt_write_file(dir, "bareos", "auth required pam_permit.so\n");
+	pt_write_file(dir, "sibling", "auth required pam_permit.so\n");
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(dir), 0);
+	setenv("PAM_WRAPPER_SERVICE_DIR", "bareos", 1);
+	assert_int_equal(txn("bareos", 'a'), PAM_SUCCESS);
+	assert_int_equal(txn("BAREOS", 'a'), PAM_SUCCESS);  /* lowercased */
+	assert_int_equal(txn("sibling", 'a'), 1000 + PAM_ABORT);
+	assert_int_equal(txn("other", 'a'), 1000 + PAM_ABORT);
+	/* the file is read again when it changes */
+	pt_write_file(dir, "bareos", "auth required pam_deny.so\n");
+	assert_int_equal(txn("bareos", 'a'), PAM_AUTH_ERR);
+	assert_int_equal(chdir(cwd), 0);
+}
+
+/* libpam opens <confdir>/<name> for a name set with pam_set_item: one that
+ * could leave the service directory is refused, and nothing is opened. */
+static void test_set_item_service_outside_refused(void **state)
+{
+	static const char *const bad[] = { "/etc/pam.d/login",
+					   "../../../../etc/pam.d/login",
+					   "sub/x", "..", ".", "" };
+	struct pam_conv c = { conv_fn, NULL };
+	pam_handle_t *ph = NULL;
+
+	pt_write_file(*state, "permit", "auth required pam_permit.so\n");
+	assert_int_equal(pam_start("permit", "u", &c, &ph), PAM_SUCCESS);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *err;
+		const void *now = NULL;
+
+		pt_stderr_begin();
+		assert_int_equal(pam_set_item(ph, PAM_SERVICE, bad[i]),
+				 PAM_BAD_ITEM);
+		err = pt_stderr_end();
+		assert_non_null(strstr(err, "refused: a service name is a file "
+					    "name"));
+		free(err);
+		/* the handle keeps its service */
+		assert_int_equal(pam_get_item(ph, PAM_SERVICE, &now),
+				 PAM_SUCCESS);
+		assert_string_equal(now, "permit");
+	}
+	assert_int_equal(pam_authenticate(ph, 0), PAM_SUCCESS);
+	pam_end(ph, PAM_SUCCESS);
+}
+
 static void test_other_fallback(void **state)
 {
 	pt_write_file(*state, "other", "auth required pam_permit.so\n");
@@ -329,13 +407,25 @@ static void test_missing_dir(void **state)
 	assert_non_null(strstr(err, "PAM_WRAPPER_SERVICE_DIR is not set"));
 	free(err);
 
-	/* a file, not a directory */
+	/* a file is the one service of its name (as upstream): any other
+	 * name is refused, naming the file */
 	setenv("PAM_WRAPPER_SERVICE_DIR", "/etc/passwd", 1);
 	pt_stderr_begin();
 	rc = pam_start("svc", "u", &c, &ph);
 	err = pt_stderr_end();
 	assert_int_equal(rc, PAM_ABORT);
-	assert_non_null(strstr(err, "not a directory"));
+	assert_non_null(strstr(err, "no service file 'svc' and no 'other' in "
+				    "/etc/passwd"));
+	free(err);
+
+	/* neither a directory nor a regular file */
+	setenv("PAM_WRAPPER_SERVICE_DIR", "/dev/null", 1);
+	pt_stderr_begin();
+	rc = pam_start("svc", "u", &c, &ph);
+	err = pt_stderr_end();
+	assert_int_equal(rc, PAM_ABORT);
+	assert_non_null(strstr(err, "/dev/null: not a directory or a service "
+				    "file"));
 	free(err);
 }
 
@@ -504,6 +594,56 @@ struct thr {
 	int ok;
 };
 
+/* Threads that ask for a service nobody has (with no "other" either). */
+static void *unknown_main(void *arg)
+{
+	struct thr *t = arg;
+
+	for (int i = 0; i < 60; i++) {
+		t->ok += txn("pwrap-nobody-has-it", 'a') == 1000 + PAM_ABORT;
+	}
+	return NULL;
+}
+
+static void *permit_main(void *arg)
+{
+	struct thr *t = arg;
+
+	for (int i = 0; i < 60; i++) {
+		t->ok += txn("permit", 'a') == PAM_SUCCESS;
+	}
+	return NULL;
+}
+
+/* pam_start from many threads at once is correct and quiet: one thread's
+ * refused unknown service never takes "other" away from another thread's
+ * libpam while it reads it ("no default config other"). */
+static void test_threads_unknown_and_known(void **state)
+{
+	pthread_t th[6];
+	struct thr t[6];
+	char *err;
+
+	pt_write_file(*state, "permit", "auth required pam_permit.so\n");
+	pt_stderr_begin();
+	for (int i = 0; i < 6; i++) {
+		t[i].ok = 0;
+		assert_int_equal(pthread_create(&th[i], NULL,
+						i % 2 ? unknown_main : permit_main,
+						&t[i]), 0);
+	}
+	for (int i = 0; i < 6; i++) {
+		pthread_join(th[i], NULL);
+	}
+	err = pt_stderr_end();
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(t[i].ok, 60);
+	}
+	assert_null(strstr(err, "no default config"));
+	assert_null(strstr(err, "SYSLOG"));	/* libpam said nothing */
+	free(err);
+}
+
 static void *thread_main(void *arg)
 {
 	struct thr *t = arg;
@@ -631,6 +771,9 @@ int main(void)
 		T(test_runtime_dir_written_by_test),
 		T(test_redirect),
 		T(test_relative_service_dir),
+		T(test_relative_service_dir_after_chdir),
+		T(test_single_file_service_dir),
+		T(test_set_item_service_outside_refused),
 		T(test_other_fallback),
 		T(test_no_service_no_other),
 		T(test_include_resolution),
@@ -646,6 +789,7 @@ int main(void)
 		T(test_syslog_lines),
 		T(test_password_never_logged),
 		T(test_threads),
+		T(test_threads_unknown_and_known),
 		T(test_no_process_started),
 		T(test_subreaper_inherits_nothing),
 		T(test_fork),
