@@ -5,8 +5,20 @@
  * rewritten copies of the included files, because Debian's libpam sends
  * relative includes to /etc/pam.d even with a confdir, and (b) bare names of
  * our test modules become absolute paths, because libpam looks for relative
- * module names only in the system module directory.  Everything else of a
- * line is kept as written; comments are dropped (libpam ignores them).
+ * module names only in the system module directory.
+ *
+ * The rule: libpam must read the copy exactly as it reads the original,
+ * except for those tokens.  So the file is read the way Linux-PAM reads it
+ * (pam_handlers.c): fgets() into a 1024-byte buffer (a longer physical line
+ * becomes several lines), blank lines and lines starting with '#' skipped,
+ * everything from a '#' on dropped, a trailing backslash joining the next
+ * line (in the same buffer: overflowing it, or ending the file in a
+ * continued line, makes libpam give up on the file), tokens separated by
+ * " \n\t" only (not CR), "[...]" one token, keywords compared without case.
+ * Each logical line is written back as libpam assembled it, on one physical
+ * line, with only the target token replaced; a module path that would make
+ * the line too long for libpam's buffer is left as written (with a
+ * warning), so a valid line never becomes an invalid one.
  *
  * This file does no I/O: the caller reads the file and decides through the
  * callbacks what each target becomes, which keeps it fuzzable on its own.
@@ -15,14 +27,18 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "pwrap_private.h"
+
+/* libpam's line buffer (BUF_SIZE in pam_handlers.c). */
+#define PAM_LINE_BUF 1024
 
 struct sbuf {
 	char *p;	/* owned; NUL-terminated while len < cap */
 	size_t len;
 	size_t cap;
-	int failed;
+	bool failed;
 };
 
 static void sb_add(struct sbuf *b, const char *s, size_t n)
@@ -40,7 +56,7 @@ static void sb_add(struct sbuf *b, const char *s, size_t n)
 		}
 		np = realloc(b->p, ncap);
 		if (np == NULL) {
-			b->failed = 1;
+			b->failed = true;
 			return;
 		}
 		b->p = np;
@@ -56,134 +72,311 @@ static void sb_str(struct sbuf *b, const char *s)
 	sb_add(b, s, strlen(s));
 }
 
-static int is_space(char c)
+/* The input, read as fgets() reads a FILE. */
+struct input {
+	const char *p;
+	const char *end;
+	unsigned line;	/* physical lines started so far */
+	bool mid;	/* the last read stopped inside a physical line */
+};
+
+/* fgets(buf, cap, f): at most cap - 1 bytes, up to and including a '\n';
+ * false at the end of the input. */
+static bool in_gets(struct input *in, char *buf, size_t cap)
 {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' ||
-	       c == '\f';
+	size_t n = 0;
+
+	if (in->p >= in->end) {
+		return false;
+	}
+	if (!in->mid) {
+		in->line++;
+	}
+	while (n + 1 < cap && in->p < in->end) {
+		char c = *in->p++;
+
+		buf[n++] = c;
+		if (c == '\n') {
+			break;
+		}
+	}
+	in->mid = n == 0 || buf[n - 1] != '\n';
+	buf[n] = '\0';
+	return true;
 }
 
-/* Returns the start of the next token in [*pos, end) and its length. */
-static const char *next_token(const char **pos, const char *end, size_t *len,
-			      int bracketed)
-{
-	const char *s = *pos;
-	const char *e;
+enum { ASM_EOF = 0, ASM_LINE = 1, ASM_BROKEN = -1, ASM_HANG = -2 };
 
-	while (s < end && is_space(*s)) {
-		s++;
+/*
+ * One logical line into buf (PAM_LINE_BUF bytes), as _pam_assemble_line
+ * does it; *first gets the physical line it starts on.  ASM_BROKEN: libpam
+ * gives up on the file here (buffer full, or the file ends in a continued
+ * line); ASM_HANG: the buffer is full but for its last byte, on which
+ * libpam's fgets() reads nothing, forever.
+ */
+static int assemble(struct input *in, char *buf, unsigned *first)
+{
+	char *p = buf;
+	char *endp = buf + PAM_LINE_BUF;
+	bool used = false;
+
+	for (;;) {
+		char *s, *os;
+
+		if (p >= endp) {
+			return ASM_BROKEN;
+		}
+		if (endp - p == 1) {
+			return ASM_HANG;
+		}
+		if (!in_gets(in, p, (size_t)(endp - p))) {
+			return used ? ASM_BROKEN : ASM_EOF;
+		}
+		if (!used) {
+			*first = in->line;
+		}
+		s = p + strspn(p, " \n\t");
+		if (*s == '\0' || *s == '#') {
+			continue;	/* nothing on this line */
+		}
+		os = s;
+		s += strcspn(s, "#");
+		if (*s == '#') {
+			*s = '\0';
+			return ASM_LINE;
+		}
+		s = os + strlen(os);
+		while (s > os && (*--s == ' ' || *s == '\t' || *s == '\n')) {
+		}
+		if (*s != '\\') {
+			return ASM_LINE;
+		}
+		*s++ = ' ';	/* the backslash becomes a blank */
+		*s = '\0';
+		p = s;
+		used = true;
 	}
-	if (s == end) {
-		*pos = s;
-		*len = 0;
+}
+
+/* A token as _pam_StrTok sees it: [s, e) in the line, "[...]" included. */
+struct tok {
+	size_t s, e;
+	size_t next;	/* where the search for the next one starts */
+	bool bracket;
+};
+
+static bool is_delim(char c)
+{
+	return c == ' ' || c == '\n' || c == '\t';
+}
+
+static bool tok_next(const char *l, size_t from, struct tok *t)
+{
+	size_t i = from;
+
+	while (l[i] != '\0' && is_delim(l[i])) {
+		i++;
+	}
+	if (l[i] == '\0') {
+		return false;
+	}
+	t->s = i;
+	t->bracket = l[i] == '[';
+	if (t->bracket) {
+		for (i++; l[i] != '\0' && l[i] != ']'; i++) {
+			if (l[i] == '\\' && l[i + 1] == ']') {
+				i++;
+			}
+		}
+	} else {
+		while (l[i] != '\0' && !is_delim(l[i])) {
+			i++;
+		}
+	}
+	/* libpam ends the token at the ']' or blank and goes on after it */
+	t->e = t->bracket && l[i] == ']' ? i + 1 : i;
+	t->next = l[i] != '\0' ? i + 1 : i;
+	return true;
+}
+
+/* The text libpam compares: a bracketed token loses its brackets and the
+ * backslash of "\]". */
+static bool tok_is(const char *l, const struct tok *t, const char *word)
+{
+	char text[PAM_LINE_BUF];
+	size_t n = 0;
+	size_t i = t->s;
+	size_t end = t->e;
+
+	if (t->bracket) {
+		i++;
+		if (end > i && l[end - 1] == ']') {
+			end--;
+		}
+	}
+	for (; i < end && n + 1 < sizeof(text); i++) {
+		if (t->bracket && l[i] == '\\' && l[i + 1] == ']') {
+			continue;
+		}
+		text[n++] = l[i];
+	}
+	text[n] = '\0';
+	return strcasecmp(text, word) == 0;
+}
+
+/* The token's text as libpam passes it on (malloc'd), or NULL. */
+static char *tok_text(const char *l, const struct tok *t)
+{
+	size_t i = t->s + (t->bracket ? 1 : 0);
+	size_t end = t->e;
+	char *text, *o;
+
+	if (t->bracket && end > i && l[end - 1] == ']') {
+		end--;
+	}
+	text = malloc(end - i + 1);
+	if (text == NULL) {
 		return NULL;
 	}
-	e = s;
-	if (bracketed && *s == '[') {
-		while (e < end && *e != ']') {
-			e++;
+	for (o = text; i < end; i++) {
+		if (t->bracket && l[i] == '\\' && l[i + 1] == ']') {
+			continue;
 		}
-		if (e < end) {
-			e++;	/* include the ']' */
-		}
-	} else {
-		while (e < end && !is_space(*e)) {
-			e++;
-		}
+		*o++ = l[i];
 	}
-	*pos = e;
-	*len = (size_t)(e - s);
-	return s;
+	*o = '\0';
+	return text;
 }
 
-static int tok_is(const char *t, size_t n, const char *word)
+/*
+ * Appends line l to out as one physical line that libpam assembles back
+ * into l: the '\n' libpam kept at its end is written once, and a line that
+ * (after trailing blanks) ends in a backslash, which libpam read as text
+ * because a '#' followed, gets a '#' again so it is not a continuation.
+ */
+static void emit(struct sbuf *out, const char *l, size_t len)
 {
-	return t != NULL && strlen(word) == n && memcmp(t, word, n) == 0;
+	size_t t = len;
+
+	if (t > 0 && l[t - 1] == '\n') {
+		t--;
+	}
+	sb_add(out, l, t);
+	while (t > 0 && (l[t - 1] == ' ' || l[t - 1] == '\t')) {
+		t--;
+	}
+	if (t > 0 && l[t - 1] == '\\') {
+		sb_str(out, "#");
+	}
+	sb_str(out, "\n");
 }
 
-/* Appends the token, replaced by cb's answer when it has one. */
-static void emit_replaced(struct sbuf *b, const char *t, size_t n,
-			  char *(*cb)(void *, const char *, const char *, unsigned),
-			  const struct pwrap_rewrite_ops *ops,
-			  const char *src_name, unsigned line)
+/* The length emit() writes for a line of len bytes (without its '\n'). */
+static size_t emitted_len(const char *l, size_t len)
 {
-	char *tok = NULL;
+	size_t t = len;
+
+	if (t > 0 && l[t - 1] == '\n') {
+		t--;
+	}
+	len = t;
+	while (t > 0 && (l[t - 1] == ' ' || l[t - 1] == '\t')) {
+		t--;
+	}
+	return len + (t > 0 && l[t - 1] == '\\' ? 1 : 0);
+}
+
+/*
+ * Rewrites one logical line.  Returns 0, or -1 when an include target
+ * cannot be replaced without breaking libpam's line limit (logged; the
+ * caller refuses the file) or on ENOMEM.
+ */
+static int rewrite_line(struct sbuf *out, const char *l, const char *src,
+			unsigned line, const struct pwrap_rewrite_ops *ops)
+{
+	struct tok t1, t2, t3;
+	const struct tok *target = NULL;
+	bool include = false;
+	char *text = NULL;
 	char *rep = NULL;
+	struct sbuf nl = { 0 };
+	size_t len = strlen(l);
+	int rc = 0;
 
-	if (cb == NULL) {
-		sb_add(b, t, n);
-		return;
+	if (!tok_next(l, 0, &t1)) {
+		return 0;	/* nothing libpam would use */
 	}
-	tok = strndup(t, n);
-	if (tok == NULL) {
-		b->failed = 1;
-		return;
+	if (tok_is(l, &t1, "@include")) {
+		if (tok_next(l, t1.next, &t2)) {
+			target = &t2;
+			include = true;
+		}
+	} else if (tok_next(l, t1.next, &t2) &&
+		   tok_next(l, t2.next, &t3)) {
+		target = &t3;
+		include = tok_is(l, &t2, "include") ||
+			  tok_is(l, &t2, "substack");
 	}
-	rep = cb(ops->ctx, tok, src_name, line);
-	if (rep != NULL) {
-		sb_str(b, rep);
+	if (target == NULL) {
+		emit(out, l, len);
+		return 0;
+	}
+	text = tok_text(l, target);
+	if (text == NULL) {
+		out->failed = true;
+		return -1;
+	}
+	rep = include ? ops->include_target(ops->ctx, text, src, line)
+		      : ops->module_path(ops->ctx, text, src, line);
+	if (rep == NULL) {
+		emit(out, l, len);
+		goto out;
+	}
+	sb_add(&nl, l, target->s);
+	sb_str(&nl, rep);
+	/* "[x]y" is two tokens; a replaced "[x]" must stay apart from "y" */
+	if (l[target->e] != '\0' && !is_delim(l[target->e])) {
+		sb_str(&nl, " ");
+	}
+	sb_str(&nl, l + target->e);
+	if (nl.failed) {
+		out->failed = true;
+		rc = -1;
+		goto out;
+	}
+	if (emitted_len(nl.p, nl.len) < PAM_LINE_BUF) {
+		emit(out, nl.p, nl.len);
+	} else if (!include) {
+		PWRAP_LOG(PWRAP_LOG_WARN, "%s:%u: with the full path of %s the "
+			  "line would not fit libpam's %d-byte line buffer; "
+			  "the module name is left as written", src, line,
+			  text, PAM_LINE_BUF);
+		emit(out, l, len);
 	} else {
-		sb_add(b, t, n);
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s:%u: with the include target "
+			  "%s resolved the line would not fit libpam's "
+			  "%d-byte line buffer; shorten the line", src, line,
+			  text, PAM_LINE_BUF);
+		errno = E2BIG;
+		rc = -1;
 	}
+out:
+	free(nl.p);
 	free(rep);
-	free(tok);
-}
-
-/* Rewrites one logical line (comment and continuations already removed). */
-static void rewrite_line(struct sbuf *b, const char *s, const char *end,
-			 const char *src_name, unsigned line,
-			 const struct pwrap_rewrite_ops *ops)
-{
-	const char *pos = s;
-	const char *t1, *t2, *t3;
-	size_t n1, n2, n3;
-
-	t1 = next_token(&pos, end, &n1, 0);
-	if (t1 == NULL) {
-		return;	/* blank line */
-	}
-	if (tok_is(t1, n1, "@include")) {
-		t2 = next_token(&pos, end, &n2, 0);
-		sb_str(b, "@include ");
-		if (t2 != NULL) {
-			emit_replaced(b, t2, n2, ops->include_target, ops,
-				      src_name, line);
-		}
-		sb_add(b, pos, (size_t)(end - pos));
-		sb_str(b, "\n");
-		return;
-	}
-	t2 = next_token(&pos, end, &n2, 1);
-	t3 = next_token(&pos, end, &n3, 0);
-	sb_add(b, t1, n1);
-	if (t2 != NULL) {
-		sb_str(b, " ");
-		sb_add(b, t2, n2);
-	}
-	if (t3 != NULL) {
-		sb_str(b, " ");
-		if (tok_is(t2, n2, "include") || tok_is(t2, n2, "substack")) {
-			emit_replaced(b, t3, n3, ops->include_target, ops,
-				      src_name, line);
-		} else {
-			emit_replaced(b, t3, n3, ops->module_path, ops,
-				      src_name, line);
-		}
-	}
-	sb_add(b, pos, (size_t)(end - pos));
-	sb_str(b, "\n");
+	free(text);
+	return rc;
 }
 
 int pwrap_rewrite_service(const char *in, size_t len, const char *src_name,
 			  const struct pwrap_rewrite_ops *ops, char **out,
 			  size_t *out_len)
 {
+	struct input input = { in, in + len, 0, false };
 	struct sbuf result = { 0 };
-	struct sbuf logical = { 0 };
-	const char *p = in;
-	const char *end = in + len;
-	unsigned lineno = 0;
-	unsigned first_line = 0;
+	char buf[PAM_LINE_BUF];
+	unsigned first = 0;
 	int rc = -1;
+	int a;
 
 	*out = NULL;
 	if (out_len != NULL) {
@@ -191,72 +384,26 @@ int pwrap_rewrite_service(const char *in, size_t len, const char *src_name,
 	}
 	sb_add(&result, "", 0);	/* an empty file gives an empty string */
 
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		const char *nul = memchr(p, '\0', (size_t)(le - p));
-		const char *hash;
-		const char *te;
-		const char *fs;
-
-		lineno++;
-		if (logical.len == 0) {
-			first_line = lineno;
-		}
-		if (nul != NULL) {
-			/* libpam reads lines as C strings: it sees up to the NUL. */
-			PWRAP_LOG(PWRAP_LOG_WARN, "%s:%u: NUL byte in line, "
-				  "the rest of the line is ignored",
-				  src_name, lineno);
-			te = nul;
-		} else {
-			te = le;
-		}
-		/* Like libpam, a blank line or one that starts with '#' is
-		 * skipped, also in the middle of a continued line. */
-		for (fs = p; fs < te && is_space(*fs); fs++) {
-		}
-		if (fs == te || *fs == '#') {
-			p = nl ? nl + 1 : end;
-			continue;
-		}
-		hash = memchr(p, '#', (size_t)(te - p));
-		if (hash != NULL) {
-			te = hash;
-		}
-		while (te > p && is_space(te[-1])) {
-			te--;
-		}
-		if (hash == NULL && te > p && te[-1] == '\\') {
-			/* continuation: the backslash becomes a blank */
-			sb_add(&logical, p, (size_t)(te - 1 - p));
-			sb_str(&logical, " ");
-		} else {
-			sb_add(&logical, p, (size_t)(te - p));
-			if (!logical.failed) {
-				rewrite_line(&result, logical.p,
-					     logical.p + logical.len, src_name,
-					     first_line, ops);
+	while ((a = assemble(&input, buf, &first)) == ASM_LINE) {
+		if (rewrite_line(&result, buf, src_name, first, ops) != 0) {
+			if (result.failed) {
+				errno = ENOMEM;
 			}
-			logical.len = 0;
-		}
-		if (logical.failed || result.failed) {
-			errno = ENOMEM;
 			goto out;
 		}
-		p = nl ? nl + 1 : end;
 	}
-	if (logical.len > 0) {
-		/* The file ends in a continued line, which makes libpam
-		 * refuse the whole file: keep it that way (backslash last,
-		 * no newline). */
-		size_t before = result.len;
-
-		rewrite_line(&result, logical.p, logical.p + logical.len,
-			     src_name, first_line, ops);
-		if (result.len > before && result.p[result.len - 1] == '\n') {
-			result.len--;
-		}
+	if (a == ASM_HANG) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s:%u: a continued line fills "
+			  "libpam's %d-byte line buffer but for one byte, on "
+			  "which libpam loops forever; refusing the file",
+			  src_name, input.line, PAM_LINE_BUF);
+		errno = EINVAL;
+		goto out;
+	}
+	if (a == ASM_BROKEN) {
+		/* libpam gives up on the file here, keeping the lines before:
+		 * end the copy in a continued line, which it gives up on the
+		 * same way. */
 		sb_str(&result, "\\");
 	}
 	if (result.failed) {
@@ -271,6 +418,5 @@ int pwrap_rewrite_service(const char *in, size_t len, const char *src_name,
 	rc = 0;
 out:
 	free(result.p);
-	free(logical.p);
 	return rc;
 }

@@ -32,6 +32,7 @@ struct pwrap_gen {
 	struct pwrap_gen *next;
 	char *gpath;		/* absolute path in conf/ */
 	char *src;		/* source path it was rewritten from */
+	char *shown;		/* the user's file, for messages */
 	struct pwrap_sig sig;	/* source signature then */
 	char **incs;		/* include targets it names, as written */
 	size_t n_incs;
@@ -79,6 +80,7 @@ static void gen_free_one(struct pwrap_gen *g)
 	strv_free(g->incs, g->n_incs);
 	free(g->gpath);
 	free(g->src);
+	free(g->shown);
 	free(g);
 }
 
@@ -239,24 +241,35 @@ struct walk {
 	bool failed;
 	bool cycle;		/* libpam would recurse until the stack overflows */
 	bool suspect;		/* a file we made is gone: recheck the directory */
+	bool top;		/* walking the requested service's own file */
 };
 
 /* Source of an include target: absolute as written, relative inside the
  * runtime/service dirs (never /etc/pam.d). */
 static bool include_source(struct walk *w, const char *target, pwrap_path out,
-			   struct pwrap_sig *sig)
+			   pwrap_path shown, struct pwrap_sig *sig)
 {
-	if (target[0] == '/') {
-		return snprintf(out, sizeof(pwrap_path), "%s", target) <
-			       (int)sizeof(pwrap_path) && pwrap_sig_of(out, sig);
-	}
+	bool found;
+
 	if (pwrap_name_is_plain(target)) {
-		return pwrap_services_source(w->src, target, out, sig,
+		return pwrap_services_source(w->src, target, out, shown, sig,
 					      &w->suspect);
 	}
-	return (pwrap_pjoin(out, pwrap_rundir()->svc, target) && pwrap_sig_of(out, sig)) ||
-	       (w->src->only == NULL && pwrap_pjoin(out, w->src->dir, target) &&
-		pwrap_sig_of(out, sig));
+	if (target[0] == '/') {
+		found = snprintf(out, sizeof(pwrap_path), "%s", target) <
+				(int)sizeof(pwrap_path) &&
+			pwrap_sig_of(out, sig);
+	} else {
+		found = (pwrap_pjoin(out, pwrap_rundir()->svc, target) &&
+			 pwrap_sig_of(out, sig)) ||
+			(w->src->only == NULL &&
+			 pwrap_pjoin(out, w->src->dir, target) &&
+			 pwrap_sig_of(out, sig));
+	}
+	if (found) {
+		memcpy(shown, out, sizeof(pwrap_path));
+	}
+	return found;
 }
 
 /* conf/.inc/<target, %-escaped>: a flat name for any target path. */
@@ -320,6 +333,35 @@ static char *cb_include(void *ctx, const char *target, const char *src,
 	return strdup(g);
 }
 
+/*
+ * A module whose path libpam would split (our library installed below a
+ * directory with a blank in its name) is named through a link in conf/.m/,
+ * whose path has none (the runtime directory never has one).
+ */
+static char *module_link(void *ctx, const char *target, const char *module)
+{
+	const struct walk *w = ctx;
+	pwrap_path dir, link;
+	char now[sizeof(pwrap_path)];
+	ssize_t n;
+
+	if (!pwrap_pjoin(dir, w->conf, ".m") || !pwrap_pjoin(link, dir, module)) {
+		return NULL;
+	}
+	(void)mkdir(dir, 0755);
+	n = readlink(link, now, sizeof(now) - 1);
+	if (n < 0 || (size_t)n != strlen(target) ||
+	    memcmp(now, target, (size_t)n) != 0) {
+		(void)unlink(link);
+		if (symlink(target, link) != 0) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "cannot link %s to %s: %s",
+				  link, target, strerror(errno));
+			return NULL;
+		}
+	}
+	return strdup(link);
+}
+
 static char *cb_module(void *ctx, const char *module, const char *src,
 		       unsigned line)
 {
@@ -327,7 +369,6 @@ static char *cb_module(void *ctx, const char *module, const char *src,
 	const char *sysmoddir = pwrap_sysmoddir();
 	pwrap_path p;
 
-	(void)ctx;
 	if (strchr(module, '/') != NULL) {
 		return NULL;
 	}
@@ -339,7 +380,8 @@ static char *cb_module(void *ctx, const char *module, const char *src,
 		return NULL;	/* the system has it: libpam finds it */
 	}
 	if (pwrap_pjoin(p, moddir, module) && access(p, F_OK) == 0) {
-		return strdup(p);
+		return strpbrk(p, " \t\n#") == NULL ? strdup(p)
+						     : module_link(ctx, p, module);
 	}
 	PWRAP_LOG(PWRAP_LOG_WARN, "%s:%u: module %s is neither in %s nor in %s",
 		  src, line, module, sysmoddir ? sysmoddir : "?",
@@ -392,20 +434,20 @@ static struct pwrap_gen *gen_new(const char *gpath)
 }
 
 static int walk_file(struct walk *w, const char *gpath, const char *src,
-		     const struct pwrap_sig *sig);
+		     const char *shown, const struct pwrap_sig *sig);
 
 /* Brings conf/.inc/<target> up to date (recursively). */
 static void walk_include(struct walk *w, const char *target, const char *from)
 {
 	struct pwrap_sig sig;
-	pwrap_path gpath, src;
+	pwrap_path gpath, src, shown;
 
 	if (!include_gpath(w, target, gpath)) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target too long", from);
 		w->failed = true;
 		return;
 	}
-	if (!include_source(w, target, src, &sig)) {
+	if (!include_source(w, target, src, shown, &sig)) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target '%s' not found "
 			  "in %s or %s; the stack including it fails",
 			  from, target, pwrap_rundir()->svc, w->src->dir);
@@ -413,12 +455,12 @@ static void walk_include(struct walk *w, const char *target, const char *from)
 		unlink(gpath);
 		return;
 	}
-	walk_file(w, gpath, src, &sig);
+	walk_file(w, gpath, src, shown, &sig);
 }
 
 /* Rewrites src into g->gpath; replaces g's source, signature and includes. */
 static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
-		      const struct pwrap_sig *sig)
+		      const char *shown, const struct pwrap_sig *sig)
 {
 	struct pwrap_rewrite_ops ops = {
 		.include_target = cb_include,
@@ -428,31 +470,36 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 	char *in = NULL;
 	char *out = NULL;
 	char *nsrc = NULL;
+	char *nshown = NULL;
 	char **incs = NULL;
 	size_t n_incs = 0;
 	size_t len = 0, out_len = 0;
 	int rc = -1;
 
 	if (pwrap_read_file(src, &in, &len) != 0) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot read %s: %s", src,
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot read %s: %s", shown,
 			  strerror(errno));
 		goto out;
 	}
-	rc = pwrap_rewrite_service(in, len, src, &ops, &out, &out_len);
+	rc = pwrap_rewrite_service(in, len, shown, &ops, &out, &out_len);
 	/* the include targets the callbacks collected are ours now */
 	incs = w->incs;
 	n_incs = w->n_incs;
 	w->incs = NULL;
 	w->n_incs = 0;
-	if (rc != 0 || w->failed || (nsrc = strdup(src)) == NULL) {
+	if (rc != 0 || w->failed || (nsrc = strdup(src)) == NULL ||
+	    (nshown = strdup(shown)) == NULL) {
+		w->failed = true;
 		rc = -1;
 		goto out;
 	}
-	if (out_len > 0 && out[out_len - 1] == '\\') {
-		/* libpam would refuse it too (and leak doing so) */
+	if (w->top && out_len > 0 && out[out_len - 1] == '\\') {
+		/* libpam gives up on the service (pam_start: PAM_ABORT), and
+		 * leaks doing so; included files and "other" stay broken in
+		 * the copy, where libpam fails them as it would the original */
 		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: the file ends in a continued "
-			  "line (a last line ending in '\\'); refusing it as "
-			  "libpam does", src);
+			  "line, or a continued line overflows libpam's "
+			  "1024-byte buffer; libpam refuses it", shown);
 		w->failed = true;
 		rc = -1;
 		goto out;
@@ -466,18 +513,22 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 	}
 	strv_free(g->incs, g->n_incs);
 	free(g->src);
+	free(g->shown);
 	g->incs = incs;
 	g->n_incs = n_incs;
 	g->src = nsrc;
+	g->shown = nshown;
 	g->sig = *sig;
 	incs = NULL;
 	n_incs = 0;
 	nsrc = NULL;
+	nshown = NULL;
 	PWRAP_LOG(PWRAP_LOG_TRACE, "rewrote %s into %s", g->src, g->gpath);
 	rc = 0;
 out:
 	strv_free(incs, n_incs);
 	free(nsrc);
+	free(nshown);
 	free(in);
 	free(out);
 	return rc;
@@ -485,7 +536,7 @@ out:
 
 /* Brings gpath up to date from src unless the cached copy is current. */
 static int walk_file(struct walk *w, const char *gpath, const char *src,
-		     const struct pwrap_sig *sig)
+		     const char *shown, const struct pwrap_sig *sig)
 {
 	struct pwrap_gen *g = gen_find(gpath);
 	size_t i;
@@ -494,7 +545,7 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 		if (w->stack[i] == g) {
 			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include cycle (it "
 				  "includes itself through %zu file(s)); "
-				  "refusing it, libpam would crash", src,
+				  "refusing it, libpam would crash", shown,
 				  w->depth - i - 1);
 			w->cycle = true;
 			return -1;
@@ -507,7 +558,7 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 	}
 	if (w->depth == PWRAP_MAX_INCLUDE_DEPTH) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: includes nested deeper than "
-			  "%d levels", src, PWRAP_MAX_INCLUDE_DEPTH);
+			  "%d levels", shown, PWRAP_MAX_INCLUDE_DEPTH);
 		w->cycle = true;
 		return -1;
 	}
@@ -515,7 +566,7 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 		return -1;
 	}
 	if ((strcmp(g->src, src) != 0 || !pwrap_sig_eq(&g->sig, sig)) &&
-	    regenerate(w, g, src, sig) != 0) {
+	    regenerate(w, g, src, shown, sig) != 0) {
 		gen_drop(gpath);
 		return -1;
 	}
@@ -523,8 +574,9 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 		w->seen[w->n_seen++] = g;
 	}
 	w->stack[w->depth++] = g;
+	w->top = false;
 	for (i = 0; i < g->n_incs; i++) {
-		walk_include(w, g->incs[i], g->src);
+		walk_include(w, g->incs[i], g->shown);
 	}
 	w->depth--;
 	return 0;
@@ -561,12 +613,15 @@ static int placeholder(const char *gpath)
 static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
 {
 	struct pwrap_sig sig;
-	pwrap_path gpath, src;
+	pwrap_path gpath, src, shown;
 
 	if (!pwrap_pjoin(gpath, w->conf, name)) {
 		return -1;
 	}
-	if (!pwrap_services_source(w->src, name, src, &sig,
+	/* the requested service's file (not "other") is refused when libpam
+	 * would give up on it */
+	w->top = !empty_if_missing;
+	if (!pwrap_services_source(w->src, name, src, shown, &sig,
 				    &w->suspect)) {
 		if (empty_if_missing) {
 			return placeholder(gpath) == 0 ? 0 : -1;
@@ -575,7 +630,7 @@ static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
 		unlink(gpath);
 		return 0;
 	}
-	return walk_file(w, gpath, src, &sig) == 0 ? 1 : -1;
+	return walk_file(w, gpath, src, shown, &sig) == 0 ? 1 : -1;
 }
 
 

@@ -214,8 +214,8 @@ void pwrap_services_fill(const struct pwrap_source *src)
 }
 
 bool pwrap_services_source(const struct pwrap_source *src, const char *name,
-			   pwrap_path out, struct pwrap_sig *sig,
-			   bool *suspect)
+			   pwrap_path out, pwrap_path shown,
+			   struct pwrap_sig *sig, bool *suspect)
 {
 	struct copy *c = copy_find(name);
 	struct pwrap_sig rsig, ssig;
@@ -229,6 +229,7 @@ bool pwrap_services_source(const struct pwrap_source *src, const char *name,
 	have_r = pwrap_sig_of(out, &rsig);
 	if (have_r && (c == NULL || !pwrap_sig_eq(&rsig, &c->copy))) {
 		*sig = rsig;	/* written or edited by the test */
+		memcpy(shown, out, sizeof(pwrap_path));
 		return true;
 	}
 	if (!have_r && c != NULL) {
@@ -242,6 +243,7 @@ bool pwrap_services_source(const struct pwrap_source *src, const char *name,
 			}
 		}
 		*sig = rsig;
+		memcpy(shown, spath, sizeof(pwrap_path));
 		return true;
 	}
 	if (have_r) {

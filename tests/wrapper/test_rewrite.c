@@ -55,8 +55,9 @@ static void test_plain_lines(void **state)
 {
 	(void)state;
 	CHECK("auth required pam_permit.so\n", "auth required pam_permit.so\n");
+	/* blanks are kept as written: libpam splits on " \t\n" only */
 	CHECK("auth\trequired  pam_permit.so  a=1 b\n",
-	      "auth required pam_permit.so  a=1 b\n");
+	      "auth\trequired  pam_permit.so  a=1 b\n");
 	CHECK("", "");
 	CHECK("\n\n   \n", "");
 	CHECK("# only a comment\n", "");
@@ -73,6 +74,10 @@ static void test_module_names(void **state)
 	      "auth [success=1 default=ignore] /M/pam_matrix.so echo\n");
 	CHECK("auth required /abs/pam_matrix.so\n",
 	      "auth required /abs/pam_matrix.so\n");
+	/* "[...]" is one token wherever it is, and needs no blank after it */
+	CHECK("auth [ok]pam_matrix.so x\n", "auth [ok]/M/pam_matrix.so x\n");
+	CHECK("auth required [pam_matrix.so]x\n",
+	      "auth required /M/pam_matrix.so x\n");
 }
 
 static void test_includes(void **state)
@@ -81,23 +86,35 @@ static void test_includes(void **state)
 	CHECK("auth include common-auth\n", "auth include /G/common-auth\n");
 	CHECK("account substack sub\n", "account substack /G/sub\n");
 	CHECK("@include common-session\n", "@include /G/common-session\n");
-	CHECK("@include   x   # c\n", "@include /G/x\n");
+	CHECK("@include   x   # c\n", "@include   /G/x   \n");
+	/* libpam compares keywords without case */
+	CHECK("auth Include common-auth\n", "auth Include /G/common-auth\n");
+	CHECK("auth SUBSTACK sub\n", "auth SUBSTACK /G/sub\n");
+	CHECK("@INCLUDE x\n", "@INCLUDE /G/x\n");
+	CHECK("  @Include x\n", "  @Include /G/x\n");
+	CHECK("auth [include] x\n", "auth [include] /G/x\n");
 }
 
 static void test_syntax_corners(void **state)
 {
 	(void)state;
-	/* continuation lines are joined */
+	/* continuation lines are joined as libpam joins them: the backslash
+	 * becomes a blank, the next line's leading blanks stay */
 	CHECK("auth \\\n required \\\n pam_matrix.so\n",
-	      "auth required /M/pam_matrix.so\n");
+	      "auth   required   /M/pam_matrix.so\n");
 	/* comments anywhere are dropped */
 	CHECK("auth required pam_matrix.so # pam_x.so\n",
-	      "auth required /M/pam_matrix.so\n");
+	      "auth required /M/pam_matrix.so \n");
 	/* no trailing newline (GLOME writes files like that) */
 	CHECK("auth required pam_matrix.so", "auth required /M/pam_matrix.so\n");
-	/* CRLF line ends */
+	/* CR is not a blank to libpam: the module is "pam_matrix.so\r",
+	 * which is not ours, and the line stays as libpam sees it */
 	CHECK("auth required pam_matrix.so\r\n",
-	      "auth required /M/pam_matrix.so\n");
+	      "auth required pam_matrix.so\r\n");
+	CHECK("auth\rrequired pam_matrix.so\n", "auth\rrequired pam_matrix.so\n");
+	/* \v and \f are not blanks either */
+	CHECK("auth required\vpam_matrix.so\n",
+	      "auth required\vpam_matrix.so\n");
 	/* a NUL ends what libpam would see of the line */
 	CHECK("auth required pam_matrix.so\0junk\nauth required x.so\n",
 	      "auth required /M/pam_matrix.so\nauth required x.so\n");
@@ -106,16 +123,127 @@ static void test_syntax_corners(void **state)
 	      "auth [success=1 pam_matrix.so\n");
 	CHECK("auth\n", "auth\n");
 	CHECK("auth required\n", "auth required\n");
-	CHECK("@include\n", "@include \n");
+	CHECK("@include\n", "@include\n");
 	/* a file ending in a continuation stays one (libpam refuses it) */
-	CHECK("auth required \\", "auth required\\");
-	CHECK("auth required \\\n\n", "auth required\\");
+	CHECK("auth required \\", "\\");
+	CHECK("auth required \\\n\n", "\\");
+	CHECK("auth required x.so\nauth required \\", "auth required x.so\n\\");
 	/* blank and comment lines inside a continuation are skipped */
 	CHECK("auth required \\\n# c\n\n pam_matrix.so\n",
-	      "auth required /M/pam_matrix.so\n");
+	      "auth required   /M/pam_matrix.so\n");
 	/* a comment after text ends the line, backslash or not */
 	CHECK("auth required # \\\npam_matrix.so x\n",
-	      "auth required\npam_matrix.so x\n");
+	      "auth required \npam_matrix.so x\n");
+	/* ... and a backslash before the comment is text: it must not
+	 * become a continuation in the copy */
+	CHECK("auth required x.so a\\ # c\nauth required y.so\n",
+	      "auth required x.so a\\ #\nauth required y.so\n");
+}
+
+/* A string of n copies of c. */
+static char *rep(char c, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	assert_non_null(s);
+	memset(s, c, n);
+	s[n] = '\0';
+	return s;
+}
+
+static void check_str(const char *in, const char *expected)
+{
+	check(in, strlen(in), expected);
+}
+
+/* libpam reads lines into a 1024-byte buffer: a longer physical line is
+ * two lines to it, and a rewrite never pushes a line past the buffer. */
+static void test_line_limit(void **state)
+{
+	char *pad = rep('a', 1100);
+	char *in = NULL, *exp = NULL;
+
+	(void)state;
+	/* 1023 bytes per read: the rest is a line of its own */
+	assert_true(asprintf(&in, "auth required x.so %s\n", pad) > 0);
+	in[1023 + 0] = '\0';	/* first read */
+	assert_true(asprintf(&exp, "%s\n%s\n", in, pad + (1023 - 19)) > 0);
+	free(in);
+	assert_true(asprintf(&in, "auth required x.so %s\n", pad) > 0);
+	check_str(in, exp);
+	free(in);
+	free(exp);
+
+	/* 990 bytes: with "/M/" the line still fits */
+	pad[990 - 27] = '\0';
+	assert_true(asprintf(&in, "auth required pam_matrix.so %s\n", pad) > 0);
+	assert_true(asprintf(&exp, "auth required /M/pam_matrix.so %s\n",
+			     pad) > 0);
+	check_str(in, exp);
+	free(in);
+	free(exp);
+
+	/* 1022 bytes: the module name stays as written (libpam then fails
+	 * to find it, as it would without the wrapper) */
+	memset(pad, 'a', 1100);
+	pad[1022 - 27] = '\0';
+	assert_true(asprintf(&in, "auth required pam_matrix.so %s\n", pad) > 0);
+	check_str(in, in);
+	free(in);
+	free(pad);
+}
+
+/* An include target that cannot be resolved within the limit is an error:
+ * never a silent fall-back to /etc/pam.d. */
+static void test_include_too_long(void **state)
+{
+	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL };
+	char *pad = rep('a', 1015);
+	char *in = NULL;
+	char *out = NULL;
+
+	(void)state;
+	assert_true(asprintf(&in, "auth include x %s\n", pad) > 0);
+	assert_int_equal(pwrap_rewrite_service(in, strlen(in), "svc", &ops,
+					       &out, NULL), -1);
+	assert_null(out);
+	free(in);
+	free(pad);
+}
+
+/* A continued line is assembled in the same buffer: what does not fit is
+ * read as the next line.  A backslash on the buffer's last byte leaves
+ * libpam reading nothing forever (Linux-PAM 1.5.2 hangs in pam_start): the
+ * file is refused instead. */
+static void test_continuation_fills_buffer(void **state)
+{
+	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL };
+	char *pad = rep('b', 600);
+	char *in = NULL, *exp = NULL, *out = NULL;
+	char *head = NULL;
+
+	(void)state;
+	assert_true(asprintf(&in, "auth required y.so %s \\\n%s\n", pad,
+			     pad) > 0);
+	/* 621 bytes of the first line + 402 of the second; its last 198
+	 * bytes are a line of their own */
+	assert_true(asprintf(&head, "auth required y.so %s  %.*s", pad, 402,
+			     pad) > 0);
+	assert_true(asprintf(&exp, "%s\n%s\n", head, pad + 402) > 0);
+	check_str(in, exp);
+	free(in);
+	free(exp);
+	free(head);
+
+	free(pad);
+	pad = rep('a', 1022 - 19);
+	assert_true(asprintf(&in, "auth required x.so %s\\zzz\n", pad) > 0);
+	assert_int_equal(strchr(in, '\\') - in, 1022);
+	assert_int_equal(pwrap_rewrite_service(in, strlen(in), "svc", &ops,
+					       &out, NULL), -1);
+	assert_null(out);
+	free(in);
+	free(pad);
 }
 
 int main(void)
@@ -125,6 +253,9 @@ int main(void)
 		cmocka_unit_test(test_module_names),
 		cmocka_unit_test(test_includes),
 		cmocka_unit_test(test_syntax_corners),
+		cmocka_unit_test(test_line_limit),
+		cmocka_unit_test(test_include_too_long),
+		cmocka_unit_test(test_continuation_fills_buffer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
