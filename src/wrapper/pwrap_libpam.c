@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Binding the real libpam: the functions our exported ones forward to, and
- * where modules are found.  libpam_wrapper.so does not link libpam (that
+ * where modules are found (a bare name: the system's module directory,
+ * else ours).  libpam_wrapper.so does not link libpam (that
  * would load it into every wrapped process, PAM user or not); it looks the
  * functions up in the libpam.so.0 the program loaded, once, at first use.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "pwrap_private.h"
 
@@ -106,3 +110,59 @@ const char *pwrap_sysmoddir(void)
 	pthread_once(&dirs_once, dirs_load);
 	return sysmoddir;
 }
+
+/*
+ * A module whose path libpam would split (our library installed below a
+ * directory with a blank in its name) is named through a link in conf/.m/,
+ * whose path has none (the runtime directory never has one).
+ */
+static char *module_link(const char *conf, const char *target,
+			 const char *module)
+{
+	pwrap_path dir, link;
+	char now[sizeof(pwrap_path)];
+	ssize_t n;
+
+	if (!pwrap_pjoin(dir, conf, ".m") || !pwrap_pjoin(link, dir, module)) {
+		return NULL;
+	}
+	(void)mkdir(dir, 0755);
+	n = readlink(link, now, sizeof(now) - 1);
+	if (n < 0 || (size_t)n != strlen(target) ||
+	    memcmp(now, target, (size_t)n) != 0) {
+		(void)unlink(link);
+		if (symlink(target, link) != 0) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "cannot link %s to %s: %s",
+				  link, target, strerror(errno));
+			return NULL;
+		}
+	}
+	return strdup(link);
+}
+
+char *pwrap_module_path(const char *conf, const char *module, const char *src,
+			unsigned line)
+{
+	const char *ours = pwrap_moddir();
+	const char *sys = pwrap_sysmoddir();
+	pwrap_path p;
+
+	if (strchr(module, '/') != NULL) {
+		return NULL;
+	}
+	if (ours == NULL) {
+		return NULL;
+	}
+	if (sys != NULL && pwrap_pjoin(p, sys, module) &&
+	    access(p, F_OK) == 0) {
+		return NULL;	/* the system has it: libpam finds it */
+	}
+	if (pwrap_pjoin(p, ours, module) && access(p, F_OK) == 0) {
+		return strpbrk(p, " \t\n#") == NULL ? strdup(p)
+						     : module_link(conf, p, module);
+	}
+	PWRAP_LOG(PWRAP_LOG_WARN, "%s:%u: module %s is neither in %s nor in %s",
+		  src, line, module, sys ? sys : "?", ours);
+	return NULL;
+}
+

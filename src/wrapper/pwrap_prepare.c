@@ -114,98 +114,6 @@ static int runtime_ready(const struct pwrap_source *src)
 	return rc < 0 ? -1 : 0;
 }
 
-/* What PAM_WRAPPER_SERVICE_DIR resolved to, when it is relative: a daemon
- * that chdir("/")s keeps its service directory.  Resolved against the
- * working directory when the value is first seen, and again only when the
- * value changes (as upstream does).  Guarded by prep_lock. */
-static char *env_seen;
-static char *env_abs;
-/* The split of a single-file source (guarded by prep_lock). */
-static char *single_dir;
-static char *single_name;
-
-static const char *env_dir(const char *v)
-{
-	pwrap_path cwd;
-
-	if (v[0] == '/') {
-		return v;
-	}
-	if (env_seen != NULL && strcmp(env_seen, v) == 0) {
-		return env_abs;
-	}
-	free(env_seen);
-	free(env_abs);
-	env_seen = strdup(v);
-	env_abs = getcwd(cwd, sizeof(cwd)) != NULL ? pwrap_join(cwd, v) : NULL;
-	if (env_seen == NULL || env_abs == NULL) {
-		free(env_seen);
-		env_seen = NULL;
-		return v;
-	}
-	return env_abs;
-}
-
-/*
- * The service files to use: svcdir (an application's confdir), else
- * PAM_WRAPPER_SERVICE_DIR.  A directory gives all its files; a regular file
- * gives itself, as the service of its name (upstream's behaviour, which
- * Bareos' tests use).  Logs what is wrong when `log`.  The strings live
- * until the next call.
- */
-static bool source_of(const char *svcdir, struct pwrap_source *src, bool log)
-{
-	struct stat st;
-	const char *slash;
-
-	if (svcdir == NULL) {
-		svcdir = getenv("PAM_WRAPPER_SERVICE_DIR");
-		if (svcdir != NULL && svcdir[0] != '\0') {
-			svcdir = env_dir(svcdir);
-		}
-	}
-	if (svcdir == NULL || svcdir[0] == '\0') {
-		if (log) {
-			PWRAP_LOG(PWRAP_LOG_ERROR, "PAM_WRAPPER=1 but "
-				  "PAM_WRAPPER_SERVICE_DIR is not set; refusing "
-				  "to use the system's PAM configuration");
-		}
-		return false;
-	}
-	if (stat(svcdir, &st) != 0) {
-		if (log) {
-			PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: %s",
-				  svcdir, strerror(errno));
-		}
-		return false;
-	}
-	src->dir = svcdir;
-	src->only = NULL;
-	if (S_ISDIR(st.st_mode)) {
-		return true;
-	}
-	slash = strrchr(svcdir, '/');
-	if (!S_ISREG(st.st_mode) || (slash != NULL && slash[1] == '\0')) {
-		if (log) {
-			PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: not a "
-				  "directory or a service file", svcdir);
-		}
-		return false;
-	}
-	free(single_dir);
-	free(single_name);
-	single_dir = slash == NULL ? strdup(".")
-		     : slash == svcdir ? strdup("/")
-				       : strndup(svcdir, (size_t)(slash - svcdir));
-	single_name = strdup(slash == NULL ? svcdir : slash + 1);
-	if (single_dir == NULL || single_name == NULL) {
-		return false;
-	}
-	src->dir = single_dir;
-	src->only = single_name;
-	return true;
-}
-
 void pwrap_runtime_early(void)
 {
 	if (pwrap_libpam_loaded()) {
@@ -222,7 +130,7 @@ void pwrap_runtime_now(void)
 	pthread_mutex_lock(&prep_lock);
 	/* A missing service dir only leaves services/ empty; pam_start
 	 * reports it. */
-	ok = source_of(NULL, &src, false);
+	ok = pwrap_source_of(NULL, &src, false);
 	(void)runtime_ready(ok ? &src : NULL);
 	pthread_mutex_unlock(&prep_lock);
 }
@@ -333,60 +241,12 @@ static char *cb_include(void *ctx, const char *target, const char *src,
 	return strdup(g);
 }
 
-/*
- * A module whose path libpam would split (our library installed below a
- * directory with a blank in its name) is named through a link in conf/.m/,
- * whose path has none (the runtime directory never has one).
- */
-static char *module_link(void *ctx, const char *target, const char *module)
-{
-	const struct walk *w = ctx;
-	pwrap_path dir, link;
-	char now[sizeof(pwrap_path)];
-	ssize_t n;
-
-	if (!pwrap_pjoin(dir, w->conf, ".m") || !pwrap_pjoin(link, dir, module)) {
-		return NULL;
-	}
-	(void)mkdir(dir, 0755);
-	n = readlink(link, now, sizeof(now) - 1);
-	if (n < 0 || (size_t)n != strlen(target) ||
-	    memcmp(now, target, (size_t)n) != 0) {
-		(void)unlink(link);
-		if (symlink(target, link) != 0) {
-			PWRAP_LOG(PWRAP_LOG_ERROR, "cannot link %s to %s: %s",
-				  link, target, strerror(errno));
-			return NULL;
-		}
-	}
-	return strdup(link);
-}
-
 static char *cb_module(void *ctx, const char *module, const char *src,
 		       unsigned line)
 {
-	const char *moddir = pwrap_moddir();
-	const char *sysmoddir = pwrap_sysmoddir();
-	pwrap_path p;
+	const struct walk *w = ctx;
 
-	if (strchr(module, '/') != NULL) {
-		return NULL;
-	}
-	if (moddir == NULL) {
-		return NULL;
-	}
-	if (sysmoddir != NULL && pwrap_pjoin(p, sysmoddir, module) &&
-	    access(p, F_OK) == 0) {
-		return NULL;	/* the system has it: libpam finds it */
-	}
-	if (pwrap_pjoin(p, moddir, module) && access(p, F_OK) == 0) {
-		return strpbrk(p, " \t\n#") == NULL ? strdup(p)
-						     : module_link(ctx, p, module);
-	}
-	PWRAP_LOG(PWRAP_LOG_WARN, "%s:%u: module %s is neither in %s nor in %s",
-		  src, line, module, sysmoddir ? sysmoddir : "?",
-		  moddir);
-	return NULL;
+	return pwrap_module_path(w->conf, module, src, line);
 }
 
 static struct pwrap_gen *gen_find(const char *gpath)
@@ -650,17 +510,6 @@ static void service_file_name(const char *service, pwrap_path name)
 	}
 }
 
-/* For messages: the single file a source is made of. */
-static const char *svcdir_shown(const struct pwrap_source *src)
-{
-	static __thread pwrap_path shown;
-
-	if (!pwrap_pjoin(shown, src->dir, src->only)) {
-		return src->only;
-	}
-	return shown;
-}
-
 /* One pass over the service and "other"; returns a PAM code. */
 static int prepare_walk(struct walk *w, const char *name)
 {
@@ -703,7 +552,7 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 		*confdir = NULL;
 	}
 	pthread_mutex_lock(&prep_lock);
-	if (!source_of(svcdir, &src, true)) {
+	if (!pwrap_source_of(svcdir, &src, true)) {
 		goto out;
 	}
 	if (service == NULL) {
@@ -731,7 +580,7 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 	if (rc == PAM_SERVICE_ERR) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "no service file '%s' and no "
 			  "'other' in %s (or %s)%s", name,
-			  src.only != NULL ? svcdir_shown(&src) : src.dir,
+			  pwrap_source_shown(&src),
 			  pwrap_rundir()->svc,
 			  access(src.dir, R_OK | X_OK) != 0 ?
 			  ": the directory is not readable" : "");

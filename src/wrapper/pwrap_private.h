@@ -87,6 +87,15 @@ PWRAP_HIDDEN bool pwrap_libpam_loaded(void);
 PWRAP_HIDDEN const char *pwrap_moddir(void);
 PWRAP_HIDDEN const char *pwrap_sysmoddir(void);
 
+/*
+ * What a module token of a service file becomes: NULL to keep it (a path,
+ * a module the system has, or one found nowhere: logged with src:line),
+ * else the malloc'd absolute path of our module; a path libpam would split
+ * goes through a link in conf/.m/.
+ */
+PWRAP_HIDDEN char *pwrap_module_path(const char *conf, const char *module,
+				     const char *src, unsigned line);
+
 /* ---- small file helpers (pwrap_file.c) ---------------------------------- */
 
 #define PWRAP_MAX_SERVICE_FILE (4 * 1024 * 1024)
@@ -183,6 +192,17 @@ struct pwrap_source {
  * services/ mirrors the service directory; a file a test wrote there wins.
  * Called with the preparation lock held.
  */
+/*
+ * The service files to use: svcdir (an application's confdir), else
+ * PAM_WRAPPER_SERVICE_DIR (a relative value resolved when first seen).
+ * False when there are none (logged when `log`).  The strings live until
+ * the next call.
+ */
+PWRAP_HIDDEN bool pwrap_source_of(const char *svcdir, struct pwrap_source *src,
+				  bool log);
+/* For messages: the directory, or the single file, of a source. */
+PWRAP_HIDDEN const char *pwrap_source_shown(const struct pwrap_source *src);
+
 /* Whether name can be a file of services/ (no '/', no leading '.'). */
 PWRAP_HIDDEN bool pwrap_name_is_plain(const char *name);
 /* Before a new runtime directory replaces an inherited one: remembers the

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * services/ of the runtime directory (PAM_WRAPPER_RUNTIME_DIR): a copy of
- * the service directory that tests written for upstream read and add to.
+ * Where service files come from, and services/ of the runtime directory
+ * (PAM_WRAPPER_RUNTIME_DIR): a copy of the service directory that tests
+ * written for upstream read and add to.
  * A file a test wrote or changed there wins over the service directory's;
  * otherwise services/ follows the service directory as it is now.
  *
@@ -16,8 +17,10 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -41,6 +44,105 @@ struct saved {
 
 static struct copy *copies;
 static struct saved *saved;
+
+/* What PAM_WRAPPER_SERVICE_DIR resolved to, when it is relative: a daemon
+ * that chdir("/")s keeps its service directory.  Resolved against the
+ * working directory when the value is first seen, and again only when the
+ * value changes (as upstream does). */
+static char *env_seen;
+static char *env_abs;
+/* The split of a single-file source. */
+static char *single_dir;
+static char *single_name;
+
+static const char *env_dir(const char *v)
+{
+	pwrap_path cwd;
+
+	if (v[0] == '/') {
+		return v;
+	}
+	if (env_seen != NULL && strcmp(env_seen, v) == 0) {
+		return env_abs;
+	}
+	free(env_seen);
+	free(env_abs);
+	env_seen = strdup(v);
+	env_abs = getcwd(cwd, sizeof(cwd)) != NULL ? pwrap_join(cwd, v) : NULL;
+	if (env_seen == NULL || env_abs == NULL) {
+		free(env_seen);
+		env_seen = NULL;
+		return v;
+	}
+	return env_abs;
+}
+
+/* A directory gives all its files; a regular file gives itself, as the
+ * service of its name (upstream's behaviour, which Bareos' tests use). */
+bool pwrap_source_of(const char *svcdir, struct pwrap_source *src, bool log)
+{
+	struct stat st;
+	const char *slash;
+
+	if (svcdir == NULL) {
+		svcdir = getenv("PAM_WRAPPER_SERVICE_DIR");
+		if (svcdir != NULL && svcdir[0] != '\0') {
+			svcdir = env_dir(svcdir);
+		}
+	}
+	if (svcdir == NULL || svcdir[0] == '\0') {
+		if (log) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "PAM_WRAPPER=1 but "
+				  "PAM_WRAPPER_SERVICE_DIR is not set; refusing "
+				  "to use the system's PAM configuration");
+		}
+		return false;
+	}
+	if (stat(svcdir, &st) != 0) {
+		if (log) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: %s",
+				  svcdir, strerror(errno));
+		}
+		return false;
+	}
+	src->dir = svcdir;
+	src->only = NULL;
+	if (S_ISDIR(st.st_mode)) {
+		return true;
+	}
+	slash = strrchr(svcdir, '/');
+	if (!S_ISREG(st.st_mode) || (slash != NULL && slash[1] == '\0')) {
+		if (log) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "service directory %s: not a "
+				  "directory or a service file", svcdir);
+		}
+		return false;
+	}
+	free(single_dir);
+	free(single_name);
+	single_dir = slash == NULL ? strdup(".")
+		     : slash == svcdir ? strdup("/")
+				       : strndup(svcdir, (size_t)(slash - svcdir));
+	single_name = strdup(slash == NULL ? svcdir : slash + 1);
+	if (single_dir == NULL || single_name == NULL) {
+		return false;
+	}
+	src->dir = single_dir;
+	src->only = single_name;
+	return true;
+}
+
+/* For messages: the single file a source is made of. */
+const char *pwrap_source_shown(const struct pwrap_source *src)
+{
+	static pwrap_path shown;
+
+	if (src->only == NULL || !pwrap_pjoin(shown, src->dir, src->only)) {
+		return src->only == NULL ? src->dir : src->only;
+	}
+	return shown;
+}
+
 
 bool pwrap_name_is_plain(const char *name)
 {
