@@ -460,6 +460,55 @@ static void test_stale_dirs_swept(void **state)
 	free(client);
 }
 
+/* A wrapper installed below a directory with a blank in its name (here
+ * preloaded through a link, as LD_PRELOAD itself splits at blanks): libpam
+ * would split the module path at the blank, so bare names of our modules
+ * must still load (through a path without one). */
+static void test_module_dir_with_blank(void **state)
+{
+	struct ctx *c = *state;
+	char *client = client_path();
+	char *argv[] = { client, "matrix", "alice", "auth", NULL };
+	char *base = pt_mkdtemp();
+	char *cmd = NULL, *lib = NULL, *preload = NULL, *svc = NULL;
+	const char *orig = getenv("PWRAP_PRELOAD");
+	const char *real = getenv("PWRAP_LIB");
+	char **env = make_env(c, true);
+	int st;
+
+	assert_non_null(real);
+	assert_true(asprintf(&cmd, "mkdir -p '%s/with blank' && cp -L '%s' "
+			     "'%s/with blank/libpam_wrapper.so' && cp -r '%s' "
+			     "'%s/with blank/pam_wrapper' && ln -s 'with blank' "
+			     "'%s/link'", base, real, base,
+			     getenv("PWRAP_MODULE_DIR"), base, base) > 0);
+	assert_int_equal(system(cmd), 0);
+	assert_true(asprintf(&lib, "%s/link/libpam_wrapper.so", base) > 0);
+	/* the sanitizer runtimes (if any) stay in front */
+	assert_true(asprintf(&preload, "LD_PRELOAD=%.*s%s",
+			     (int)(strlen(orig) - strlen(real)), orig, lib) > 0);
+	for (size_t i = 0; env[i] != NULL; i++) {
+		if (strncmp(env[i], "LD_PRELOAD=", 11) == 0) {
+			free(env[i]);
+			env[i] = preload;
+		}
+	}
+	pt_write_file(base, "passdb", "alice:secret:matrix\n");
+	assert_true(asprintf(&svc, "auth required pam_matrix.so passdb=%s/passdb\n",
+			     base) > 0);
+	pt_write_file(c->svc, "matrix", svc);
+	st = wait_status(spawn(argv, env, NULL));
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	pt_rmtree(base);
+	free(base);
+	free(cmd);
+	free(lib);
+	free(svc);
+	free_env(env);
+	free(client);
+}
+
 #define NPROC 200
 
 static void test_200_concurrent(void **state)
@@ -501,6 +550,7 @@ int main(void)
 		T(test_disabled_creates_nothing),
 		T(test_keep_dir),
 		T(test_stale_dirs_swept),
+		T(test_module_dir_with_blank),
 		T(test_200_concurrent),
 #undef T
 	};
