@@ -161,7 +161,7 @@ static bool include_source(struct walk *w, const char *target, pwrap_path out,
 
 	if (pwrap_name_is_plain(target)) {
 		return pwrap_services_source(w->src, target, out, shown, sig,
-					      &w->suspect);
+					      &w->suspect, &w->failed);
 	}
 	if (target[0] == '/') {
 		found = snprintf(out, sizeof(pwrap_path), "%s", target) <
@@ -308,6 +308,9 @@ static void walk_include(struct walk *w, const char *target, const char *from)
 		return;
 	}
 	if (!include_source(w, target, src, shown, &sig)) {
+		if (w->failed) {
+			return;	/* the cause is logged */
+		}
 		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target '%s' not found "
 			  "in %s or %s; the stack including it fails",
 			  from, target, pwrap_rundir()->svc, w->src->dir);
@@ -482,7 +485,10 @@ static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
 	 * would give up on it */
 	w->top = !empty_if_missing;
 	if (!pwrap_services_source(w->src, name, src, shown, &sig,
-				    &w->suspect)) {
+				    &w->suspect, &w->failed)) {
+		if (w->failed) {
+			return -1;	/* the cause is logged */
+		}
 		if (empty_if_missing) {
 			return placeholder(gpath) == 0 ? 0 : -1;
 		}

@@ -215,12 +215,14 @@ PWRAP_HIDDEN void pwrap_services_fill(const struct pwrap_source *src);
  * The file libpam should see for name: services/name when a test wrote or
  * changed it, else a fresh copy of the source's file.  Returns true with its
  * path, the path to name in messages (the user's file: the test's file in
- * services/, or the service directory's file) and its signature; *suspect is set when a file of ours vanished (someone
- * tidied the runtime directory).
+ * services/, or the service directory's file) and its signature; *suspect is
+ * set when a file of ours vanished (someone tidied the runtime directory),
+ * *failed when the file is there but could not be copied (logged with the
+ * cause: a full file system, a file too large).
  */
 PWRAP_HIDDEN bool pwrap_services_source(const struct pwrap_source *src,
 					const char *name, pwrap_path out,
 					pwrap_path shown, struct pwrap_sig *sig,
-					bool *suspect);
+					bool *suspect, bool *failed);
 
 #endif

@@ -200,8 +200,14 @@ static int copy_in(const char *src, const char *name,
 	if (!pwrap_pjoin(dst, svc, name) ||
 	    pwrap_read_file(src, &buf, &len) != 0 ||
 	    pwrap_write_atomic(dst, buf, len) != 0) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot copy %s into %s: %s", src,
-			  svc, strerror(errno));
+		if (errno == EFBIG) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: a service file larger "
+				  "than %d bytes is refused", src,
+				  PWRAP_MAX_SERVICE_FILE);
+		} else {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "cannot copy %s into %s: %s",
+				  src, svc, strerror(errno));
+		}
 		goto out;
 	}
 	c = copy_find(name);
@@ -317,7 +323,7 @@ void pwrap_services_fill(const struct pwrap_source *src)
 
 bool pwrap_services_source(const struct pwrap_source *src, const char *name,
 			   pwrap_path out, pwrap_path shown,
-			   struct pwrap_sig *sig, bool *suspect)
+			   struct pwrap_sig *sig, bool *suspect, bool *failed)
 {
 	struct copy *c = copy_find(name);
 	struct pwrap_sig rsig, ssig;
@@ -340,7 +346,7 @@ bool pwrap_services_source(const struct pwrap_source *src, const char *name,
 	if (provides(src, name) && pwrap_sig_of(spath, &ssig)) {
 		if (!have_r || c == NULL || !pwrap_sig_eq(&ssig, &c->src)) {
 			if (copy_in(spath, name, &ssig, &rsig) != 0) {
-				*suspect = true;
+				*failed = true;
 				return false;
 			}
 		}

@@ -509,6 +509,110 @@ static void test_module_dir_with_blank(void **state)
 	free(client);
 }
 
+/* Runs argv with env (stdout and stderr to one pipe); returns the output
+ * (malloc'd) and the exit status in *status. */
+static char *run_capture(char *const argv[], char **env, int *status)
+{
+	posix_spawn_file_actions_t fa;
+	char *buf = calloc(1, 65536);
+	size_t got = 0;
+	int p[2];
+	pid_t pid;
+	ssize_t n;
+
+	assert_non_null(buf);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 2);
+	posix_spawn_file_actions_addclose(&fa, p[0]);
+	posix_spawn_file_actions_addclose(&fa, p[1]);
+	assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, env), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	while (got < 65535 && (n = read(p[0], buf + got, 65535 - got)) > 0) {
+		got += (size_t)n;
+	}
+	close(p[0]);
+	*status = wait_status(pid);
+	return buf;
+}
+
+/* Replaces (or adds) NAME=value in env. */
+static void env_set(char ***envp, const char *name, const char *value)
+{
+	char **env = *envp;
+	size_t len = strlen(name), i;
+	char *entry = NULL;
+
+	assert_true(asprintf(&entry, "%s=%s", name, value) > 0);
+	for (i = 0; env[i] != NULL; i++) {
+		if (strncmp(env[i], name, len) == 0 && env[i][len] == '=') {
+			free(env[i]);
+			env[i] = entry;
+			return;
+		}
+	}
+	env = realloc(env, (i + 2) * sizeof(*env));
+	assert_non_null(env);
+	env[i] = entry;
+	env[i + 1] = NULL;
+	*envp = env;
+}
+
+/* A TMPDIR that cannot take the runtime directory: the next location is
+ * used, quietly, and nothing is left anywhere. */
+static void test_tmpdir_unusable_falls_back(void **state)
+{
+	struct ctx *c = *state;
+	char *client = client_path();
+	char *argv[] = { client, "permit", "alice", "auth", NULL };
+	char **env = make_env(c, true);
+	char *bad = pt_path(c->tmp, "not-a-dir");
+	char *out;
+	int st;
+
+	pt_write_file(c->tmp, "not-a-dir", "x\n");
+	env_set(&env, "TMPDIR", bad);
+	out = run_capture(argv, env, &st);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_null(strstr(out, "PWRAP_ERROR"));
+	assert_int_equal(pt_count_entries(c->tmp), 1);	/* only our file */
+	free(out);
+	free(bad);
+	free_env(env);
+	free(client);
+}
+
+/* A service file over the size limit is refused with that cause, not
+ * reported as missing. */
+static void test_huge_service_file_cause(void **state)
+{
+	struct ctx *c = *state;
+	char *client = client_path();
+	char *argv[] = { client, "huge", "alice", "auth", NULL };
+	char *path = pt_path(c->svc, "huge");
+	char *out;
+	FILE *f = fopen(path, "w");
+	int st;
+
+	assert_non_null(f);
+	for (int i = 0; i < 5 * 1024 * 1024 / 32; i++) {
+		fputs("# padding padding padding pad\n", f);
+	}
+	fputs("auth required pam_permit.so\n", f);
+	assert_int_equal(fclose(f), 0);
+	out = run_capture(argv, c->env, &st);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 2);	/* pam_start failed */
+	assert_non_null(strstr(out, "huge: a service file larger than"));
+	assert_null(strstr(out, "no service file"));
+	free(out);
+	free(path);
+	free(client);
+}
+
 #define NPROC 200
 
 static void test_200_concurrent(void **state)
@@ -551,6 +655,8 @@ int main(void)
 		T(test_keep_dir),
 		T(test_stale_dirs_swept),
 		T(test_module_dir_with_blank),
+		T(test_tmpdir_unusable_falls_back),
+		T(test_huge_service_file_cause),
 		T(test_200_concurrent),
 #undef T
 	};
