@@ -248,6 +248,11 @@ def test_nss_missing_is_a_clear_error(tenv):
     (["-u", ":x:svc", "true"], "invalid user name"),
     (["-u", "bob:x", "true"], "no service"),
     (["-u", "bob:x:a/b", "true"], "invalid service"),
+    # a fourth field would make a passdb line pam_matrix always skips
+    (["-u", "a:b:c:d", "true"], "too many ':'"),
+    # the wrapper ignores service files whose name starts with '.'
+    (["-u", "bob:x:.hidden", "true"], "invalid service"),
+    (["-u", "bob:x", "-s", ".hidden", "true"], "invalid service"),
     (["-s", "svc", "-d", "/tmp", "true"], "--service needs"),
     (["--nss", "-d", "/tmp", "true"], "--nss needs"),
     (["--debug", "9", "-d", "/tmp", "true"], "--debug"),

@@ -347,8 +347,10 @@ out:
 
 int pwrap_valid_service_name(const char *name)
 {
-	return name[0] != '\0' && strchr(name, '/') == NULL && strcmp(name, ".") != 0 &&
-	       strcmp(name, "..") != 0 && strpbrk(name, " \t\n") == NULL;
+	/* A file of the service directory that the wrapper uses: not hidden
+	 * (it skips names starting with '.'), no path, no blank; and a
+	 * passdb field: no ':'. */
+	return name[0] != '\0' && name[0] != '.' && strpbrk(name, "/: \t\n") == NULL;
 }
 
 char *pwrap_matrix_service(const char *module, const char *passdb)

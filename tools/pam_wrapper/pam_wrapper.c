@@ -113,8 +113,13 @@ static void parse_user(struct opts *o, const char *arg)
 	if (p != NULL) {
 		*p++ = '\0';
 		u.service = p;
+		if (strchr(u.service, ':') != NULL)
+			errx(EXIT_USAGE, "--user %s: too many ':' (expected "
+			     "USER:PASSWORD[:SERVICE]; a passdb password cannot "
+			     "contain ':')", u.name);
 		if (!pwrap_valid_service_name(u.service))
-			errx(EXIT_USAGE, "--user %s: invalid service name \"%s\"", u.name,
+			errx(EXIT_USAGE, "--user %s: invalid service name \"%s\" "
+			     "(no '/', ':' or blank, not starting with '.')", u.name,
 			     u.service);
 	}
 	if (u.name[0] == '\0' || strpbrk(u.name, " \t\n/") != NULL)
@@ -169,7 +174,8 @@ static int parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case 's':
 			if (!pwrap_valid_service_name(optarg))
-				errx(EXIT_USAGE, "--service: invalid service name \"%s\"", optarg);
+				errx(EXIT_USAGE, "--service: invalid service name \"%s\" "
+				     "(no '/', ':' or blank, not starting with '.')", optarg);
 			add_service(o, optarg);
 			break;
 		case 'n':
