@@ -326,6 +326,7 @@ static void test_nested_and_absolute_include(void **state)
 {
 	char *abs = NULL;
 	char *svc = NULL;
+	char *err, *cyc;
 
 	pt_write_file(*state, "level2", "auth required pam_permit.so\n");
 	pt_write_file(*state, "level1", "auth include level2\n");
@@ -336,9 +337,19 @@ static void test_nested_and_absolute_include(void **state)
 	assert_int_equal(txn("nested", 'a'), PAM_SUCCESS);
 	pt_write_file(*state, "level2", "auth required pam_deny.so\n");
 	assert_int_equal(txn("nested", 'a'), PAM_AUTH_ERR);
-	/* an include cycle neither hangs nor crashes */
-	pt_write_file(*state, "cycle", "auth include cycle\n");
-	assert_int_not_equal(txn("cycle", 'a'), PAM_SUCCESS);
+	/* an include cycle neither hangs nor crashes: pam_start refuses it,
+	 * naming the user's file (not the runtime directory's copy) */
+	pt_write_file(*state, "cycle", "auth include cycle2\n");
+	pt_write_file(*state, "cycle2", "auth Include cycle\n");
+	pt_stderr_begin();
+	assert_int_equal(txn("cycle", 'a'), 1000 + PAM_ABORT);
+	err = pt_stderr_end();
+	cyc = pt_path(*state, "cycle");
+	assert_non_null(strstr(err, cyc));
+	assert_non_null(strstr(err, "include cycle"));
+	assert_null(strstr(err, getenv("PAM_WRAPPER_RUNTIME_DIR")));
+	free(err);
+	free(cyc);
 	free(abs);
 	free(svc);
 }
