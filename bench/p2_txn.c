@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The PAM client of the benchmarks (P2, P3, P4): runs N transactions
+ * The PAM client of the benchmarks (P2-P5): runs N transactions
  *   pam_start + pam_authenticate [+ pam_acct_mgmt] + pam_end
  * for one user, answering every prompt with the given password, and prints
  *   tx=<n> secs=<wall> tx_per_s=<n/wall> tx_us=<mean> auth_us=<mean>
@@ -10,12 +10,14 @@
  *
  * -n 0 exits at once: a PAM-linked process that runs no transaction.
  * -c DIR uses pam_start_confdir(DIR) (the "bare" Linux-PAM variant, run
- * without any preload); otherwise pam_start, which a preloaded wrapper
- * redirects.  -t SECS runs for that long instead of -n N.  -b FD blocks
- * until FD reports EOF before the first transaction (P4's start barrier:
- * all processes are alive, with their wrapper state, before any
- * authenticates).  Exit status: 0 all transactions succeeded, 1 a PAM call
- * failed (reported on stderr), 2 usage.
+ * without any wrapper; the environment variable P2_TXN_CONFDIR=DIR does
+ * the same for spawn's variants, which differ only in their environment);
+ * otherwise pam_start, which a preloaded wrapper redirects.  -t SECS runs
+ * for that long instead of -n N.  -b FD blocks until FD reports EOF before
+ * the first transaction (P4's start barrier: all processes are alive, with
+ * their wrapper state, before any authenticates).  P5 times whole
+ * processes of -n 1.  Exit status: 0 all transactions succeeded, 1 a PAM
+ * call failed (reported on stderr), 2 usage.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -98,11 +100,15 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
+	if (confdir == NULL && getenv("P2_TXN_CONFDIR") != NULL &&
+	    getenv("P2_TXN_CONFDIR")[0] != '\0') {
+		confdir = getenv("P2_TXN_CONFDIR");
+	}
 	if (argc - optind != 3 || n < 0) {
 		usage();
 	}
 	if (n == 0 && secs <= 0) {
-		return 0; /* -n 0: only the process start and exit (P1b) */
+		return 0; /* -n 0: only the process start and exit */
 	}
 	g_password = argv[optind + 2];
 	if (barrier >= 0) {

@@ -3,18 +3,22 @@
 #
 # The benchmark suite (doc/benchmarks.md): P1 tax on a non-PAM process, P2
 # in-process transactions/s, P3 a 1,000,000-line passdb, P4 1,000 concurrent
-# processes, and P2 under callgrind; ours against Debian's libpam-wrapper
-# ("upstream") and bare Linux-PAM, side by side in the same run.
+# processes under a tight RLIMIT_NPROC, P5 a fresh PAM program's CPU (every
+# process it creates), and P2 under callgrind; ours against Debian's
+# libpam-wrapper ("upstream"), side by side in the same run, as ratios.
 #
 #   bash bench/run.sh            full run (~5 min); installs libpam-wrapper
 #                                and valgrind with apt when root; writes
-#                                bench/results/<date>.md and prints a summary
+#                                bench/results/<date>.md (a run with --only:
+#                                <date>-<benchmarks>.md) and prints the
+#                                summary table of every goal (met / NOT met)
 #   bash bench/run.sh --smoke    seconds, no upstream, no apt, writes nothing;
 #                                exits 1 only if a run FAILED (never on timing)
 #
-# Other options are passed to bench/bench.py (--only P2,P3, --no-callgrind,
-# --p4-n N, --keep, --out FILE, ...).  PWRAP_BENCH_BUILD overrides the build
-# directory (default build-bench, Release, configured here if missing).
+# Other options are passed to bench/bench.py (--only P5,P2, --no-callgrind,
+# --p4-n N, --p4-user USER, --keep, --out FILE, ...).  PWRAP_BENCH_BUILD
+# overrides the build directory (default build-bench, Release, configured
+# here if missing).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -64,9 +68,20 @@ cc $cflags -shared -fPIC -o "$bin/noaudit.so" "$here/noaudit.c"
 
 args=(--build "$build" --bin "$bin")
 if [ $smoke = 0 ]; then
-	case " $* " in
-	*" --out "*) ;;
-	*) args+=(--out "$here/results/$(date +%Y-%m-%d).md") ;;
-	esac
+	# --out wins; a partial run (--only) never replaces the day's full report
+	out=$here/results/$(date +%Y-%m-%d)
+	prev=
+	for a in "$@"; do
+		case $a in
+		--out | --out=*) out= ;;
+		--only=*) only=${a#--only=} ;;
+		esac
+		[ "$prev" = --only ] && only=$a
+		prev=$a
+	done
+	if [ -n "$out" ]; then
+		[ -n "${only:-}" ] && out=$out-$(printf %s "$only" | tr -c 'A-Za-z0-9' -)
+		args+=(--out "$out.md")
+	fi
 fi
 exec python3 "$here/bench.py" "${args[@]}" "$@"

@@ -1,33 +1,49 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Process start-to-exit timer (P1, P3 "once"): runs one command under
- * several environments ("variants"), interleaved, and prints the median
- * wall time per process for each.
+ * Process start-to-exit timer (P1, P3 "once", P5): runs one command under
+ * several environments ("variants"), interleaved, and prints the time per
+ * process for each.
  *
  *   spawn -r ROUNDS -n PER_ROUND [-e ERRLOG]
  *         -V name [KEY=VAL | -KEY]... [-V name ...]... -- prog [args]
  *
- * Each round runs PER_ROUND sequential posix_spawn+waitpid of prog for every
- * variant, the variants' order rotating from round to round, so a burst of
- * load from another job on the machine hits all variants alike.  A variant's
+ * Each round runs PER_ROUND sequential samples of prog for every variant,
+ * the variants' order rotating from round to round, so a burst of load from
+ * another job on the machine hits all variants alike.  A variant's
  * environment is ours minus LD_PRELOAD and PAM_WRAPPER*, plus its KEY=VAL
- * (-KEY removes KEY).  Output, one line per variant:
+ * (-KEY removes KEY).
+ *
+ * One sample is a posix_spawn of prog and the end of its whole process
+ * tree: spawn is a child subreaper (PR_SET_CHILD_SUBREAPER, which its
+ * children do not inherit), so any helper process prog leaves behind (a
+ * double-forked daemon, a cleanup watcher) is reparented to spawn, which
+ * reaps it before the next sample starts.  The CPU time of a sample is the
+ * growth of getrusage(RUSAGE_CHILDREN) over it: user+system time of prog
+ * and of every process it or its helpers created, once all are gone.  A
+ * helper still alive 30 s after prog exited is killed and the sample counts
+ * as a failure.  Output, one line per variant:
  *   RAW <name> <wall us per process in round 1> <round 2> ...
- *   RAWCPU <name> <user+system CPU us per process in round 1> ...
+ *      (wall: posix_spawn until prog itself has exited)
+ *   RAWTREE <name> <wall us until the whole process tree was reaped> ...
+ *   RAWCPU <name> <user+system CPU us of the whole tree per process> ...
+ *   RAWORPHANS <name> <helper processes reaped by spawn per process> ...
  *   RESULT <name> median_us=.. p25_us=.. p75_us=.. min_us=.. max_us=.. fails=..
- * where the statistics are over rounds of (round time / PER_ROUND); the RAW
- * values (in round order) let the caller pair variants round by round.
- * CPU time (from wait4's rusage, so it excludes the spawn in the parent)
- * is less disturbed than wall time by other jobs on a small machine.  A child
- * that exits non-zero counts as a failure (its stderr goes to ERRLOG, else
- * /dev/null).  Exit status 0, or 2 on usage or spawn errors.
+ * where values are per-process means within a round and the RESULT
+ * statistics are over rounds of RAW; the RAW values (in round order) let the
+ * caller pair variants round by round.  A sample fails if prog exits
+ * non-zero or is killed, or a helper had to be killed (prog's stderr goes to
+ * ERRLOG, else /dev/null).  Exit status 0, or 2 on usage or spawn errors.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -38,8 +54,10 @@ extern char **environ;
 struct variant {
 	const char *name;
 	char **env;
-	double *per;	/* per-process wall seconds, one per round */
-	double *cpu;	/* per-process user+system seconds, one per round */
+	double *per;	/* per-process wall seconds to prog's exit, per round */
+	double *tree;	/* per-process wall seconds to the tree's end */
+	double *cpu;	/* per-process user+system seconds of the tree */
+	double *orph;	/* helper processes reaped per process */
 	long fails;
 };
 
@@ -97,6 +115,93 @@ static char **make_env(char **argv, int from, int to)
 	}
 	env[k] = NULL;
 	return env;
+}
+
+static double tv(const struct timeval *t)
+{
+	return (double)t->tv_sec + (double)t->tv_usec / 1e6;
+}
+
+static double children_cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_CHILDREN, &ru);
+	return tv(&ru.ru_utime) + tv(&ru.ru_stime);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;	/* only interrupts wait4() */
+}
+
+/* SIGKILLs every process whose parent is us (helpers that outlived prog). */
+static void kill_children(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	char path[64], buf[512];
+
+	if (d == NULL) {
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		long pid = strtol(e->d_name, NULL, 10), ppid;
+		const char *p;
+		ssize_t n;
+		int fd;
+
+		if (pid <= 0) {
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			continue;
+		}
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0) {
+			continue;
+		}
+		buf[n] = '\0';
+		/* pid (comm) state ppid ...; comm may hold spaces and ')' */
+		p = strrchr(buf, ')');
+		if (p != NULL && sscanf(p + 1, " %*c %ld", &ppid) == 1 &&
+		    ppid == (long)getpid()) {
+			kill((pid_t)pid, SIGKILL);
+		}
+	}
+	closedir(d);
+}
+
+/*
+ * Reaps every remaining process of the sample's tree: as a subreaper we
+ * inherit each orphan, so ECHILD means the tree is gone.  Returns the
+ * number reaped; *killed is set if some had to be killed.
+ */
+static long reap_tree(int *killed)
+{
+	long n = 0;
+
+	*killed = 0;
+	alarm(30);
+	for (;;) {
+		int st;
+		pid_t p = wait4(-1, &st, __WALL, NULL);
+
+		if (p > 0) {
+			n++;
+		} else if (errno == ECHILD) {
+			break;
+		} else if (errno == EINTR) {
+			*killed = 1;
+			kill_children();
+			alarm(5);
+		}
+	}
+	alarm(0);
+	return n;
 }
 
 static int cmp(const void *a, const void *b)
@@ -160,7 +265,25 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < nv; i++) {
 		v[i].per = calloc((size_t)rounds, sizeof(double));
+		v[i].tree = calloc((size_t)rounds, sizeof(double));
 		v[i].cpu = calloc((size_t)rounds, sizeof(double));
+		v[i].orph = calloc((size_t)rounds, sizeof(double));
+		if (v[i].per == NULL || v[i].tree == NULL ||
+		    v[i].cpu == NULL || v[i].orph == NULL) {
+			return 2;
+		}
+	}
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+		perror("spawn: PR_SET_CHILD_SUBREAPER");
+		return 2;
+	}
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_alarm;	/* no SA_RESTART */
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGALRM, &sa, NULL);
 	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -170,30 +293,34 @@ int main(int argc, char **argv)
 	for (r = 0; r < rounds; r++) {
 		for (int k = 0; k < nv; k++) {
 			struct variant *x = &v[(k + r) % nv];
-			double t0 = now(), cpu = 0;
+			double wall = 0, tree = 0, cpu = 0, orph = 0;
 
 			for (int j = 0; j < per; j++) {
+				double t0, c0 = children_cpu();
 				pid_t pid;
-				struct rusage ru;
-				int st;
+				int st, killed;
 
+				t0 = now();
 				if (posix_spawn(&pid, prog[0], &fa, NULL, prog,
 						x->env) != 0) {
 					perror("spawn: posix_spawn");
 					return 2;
 				}
-				while (wait4(pid, &st, 0, &ru) < 0) {
+				while (wait4(pid, &st, 0, NULL) < 0) {
 				}
-				cpu += (double)ru.ru_utime.tv_sec +
-				       (double)ru.ru_utime.tv_usec / 1e6 +
-				       (double)ru.ru_stime.tv_sec +
-				       (double)ru.ru_stime.tv_usec / 1e6;
-				if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+				wall += now() - t0;
+				orph += (double)reap_tree(&killed);
+				tree += now() - t0;
+				cpu += children_cpu() - c0;
+				if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+				    killed) {
 					x->fails++;
 				}
 			}
-			x->per[r] = (now() - t0) / per;
+			x->per[r] = wall / per;
+			x->tree[r] = tree / per;
 			x->cpu[r] = cpu / per;
+			x->orph[r] = orph / per;
 		}
 	}
 	for (i = 0; i < nv; i++) {
@@ -201,9 +328,17 @@ int main(int argc, char **argv)
 		for (r = 0; r < rounds; r++) {
 			printf(" %.1f", v[i].per[r] * 1e6);
 		}
+		printf("\nRAWTREE %s", v[i].name);
+		for (r = 0; r < rounds; r++) {
+			printf(" %.1f", v[i].tree[r] * 1e6);
+		}
 		printf("\nRAWCPU %s", v[i].name);
 		for (r = 0; r < rounds; r++) {
 			printf(" %.1f", v[i].cpu[r] * 1e6);
+		}
+		printf("\nRAWORPHANS %s", v[i].name);
+		for (r = 0; r < rounds; r++) {
+			printf(" %.2f", v[i].orph[r]);
 		}
 		printf("\n");
 	}
