@@ -92,7 +92,11 @@ struct pam_testcase {
 enum pamtest_err {
 	/** Every case returned what it expected and the handle was ended. */
 	PAMTEST_ERR_OK = 0,
-	/** pam_start() failed. */
+	/**
+	 * pam_start() failed, or was not called because PAM_WRAPPER=1 and
+	 * PAM_WRAPPER_SERVICE_DIR are set but libpam_wrapper.so is not loaded
+	 * (LD_PRELOAD forgotten; a line on stderr says so).
+	 */
 	PAMTEST_ERR_START = 1,
 	/** A case returned something else than it expected. */
 	PAMTEST_ERR_CASE = 2,

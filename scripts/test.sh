@@ -24,7 +24,8 @@ build=${PWRAP_BUILD_DIR:-$src/build}
 jobs=$(nproc)
 run_suite() {  # dir, extra cmake args...
   local dir=$1; shift
-  cmake -S "$src" -B "$dir" -DPython3_EXECUTABLE=/usr/bin/python3 "$@" >/dev/null
+  # -Werror for developers and CI (off by default for users).
+  cmake -S "$src" -B "$dir" -DPython3_EXECUTABLE=/usr/bin/python3 -DPWRAP_WERROR=ON "$@" >/dev/null
   cmake --build "$dir" -j"$jobs"
   ctest --test-dir "$dir" --output-on-failure -j"$jobs" ${PWRAP_CTEST_ARGS:-}
 }

@@ -11,12 +11,14 @@
  */
 #define _GNU_SOURCE
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <security/pam_appl.h>
 
 #include "libpamtest.h"
+#include "pamtest_preload.h"
 
 /*
  * State of the built-in conversation for one call.  data is the caller's
@@ -230,6 +232,16 @@ static enum pamtest_err pamtest_run(const char *service, const char *user,
 		}
 		if (service == NULL) {
 			return PAMTEST_ERR_START;	/* pam_start's is nonnull */
+		}
+		/*
+		 * The test asked for the wrapper but it is not loaded: running
+		 * would test /etc/pam.d instead (see pamtest_preload.h).  Only
+		 * a new handle is checked: a kept one was started already.
+		 */
+		if (pamtest_preload_missing()) {
+			fprintf(stderr, "libpamtest: %s\n",
+				PAMTEST_PRELOAD_MISSING_MSG);
+			return PAMTEST_ERR_START;
 		}
 		rv = pam_start(service, user, conv, &ph);
 		if (rv != PAM_SUCCESS || ph == NULL) {

@@ -34,6 +34,7 @@
 #include <security/pam_appl.h>
 
 #include "libpamtest.h"
+#include "pamtest_preload.h"
 
 #define HANDLE_CAPSULE_NAME "pypamtest.pam_handle"
 
@@ -351,6 +352,68 @@ typedef struct {
 	PyObject *errors; /* tuple of str */
 } TestResultObject;
 
+static PyObject *sequence_arg(PyObject *obj, const char *what);
+
+/*
+ * A tuple of the str items of a message list argument (None or absent: an
+ * empty tuple).  Tests build expected results with TestResult(info, errors)
+ * and compare, so only str is taken: anything else could never be equal.
+ */
+static PyObject *message_tuple(PyObject *obj, const char *what)
+{
+	PyObject *t = NULL;
+
+	if (obj == NULL || obj == Py_None) {
+		return PyTuple_New(0);
+	}
+	t = sequence_arg(obj, what);
+	if (t == NULL) {
+		return NULL;
+	}
+	for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); i++) {
+		PyObject *item = PyTuple_GET_ITEM(t, i);
+
+		if (!PyUnicode_Check(item)) {
+			PyErr_Format(PyExc_TypeError,
+				     "%s[%zd] must be str, not %.100s", what, i,
+				     Py_TYPE(item)->tp_name);
+			Py_DECREF(t);
+			return NULL;
+		}
+	}
+	return t;
+}
+
+static PyObject *TestResult_new(PyTypeObject *type, PyObject *args,
+				PyObject *kwds)
+{
+	/* Positional only, as upstream's: TestResult([info[, errors]]). */
+	static char *kwlist[] = {"", "", NULL};
+	PyObject *info_arg = NULL;
+	PyObject *errors_arg = NULL;
+	PyObject *info = NULL;
+	PyObject *errors = NULL;
+	TestResultObject *self = NULL;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OO:TestResult", kwlist,
+					 &info_arg, &errors_arg)) {
+		return NULL;
+	}
+	info = message_tuple(info_arg, "info_list");
+	errors = info != NULL ? message_tuple(errors_arg, "error_list") : NULL;
+	if (errors != NULL) {
+		self = (TestResultObject *)type->tp_alloc(type, 0);
+	}
+	if (self == NULL) {
+		Py_XDECREF(info);
+		Py_XDECREF(errors);
+		return NULL;
+	}
+	self->info = info;
+	self->errors = errors;
+	return (PyObject *)self;
+}
+
 static void TestResult_dealloc(TestResultObject *self)
 {
 	Py_XDECREF(self->info);
@@ -358,10 +421,54 @@ static void TestResult_dealloc(TestResultObject *self)
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* "{m1}{m2}..." for a tuple of str. */
+static PyObject *braced_join(PyObject *messages)
+{
+	PyObject *parts = PyList_New(0);
+	PyObject *empty = NULL;
+	PyObject *joined = NULL;
+
+	if (parts == NULL) {
+		return NULL;
+	}
+	for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(messages); i++) {
+		PyObject *p = PyUnicode_FromFormat(
+			"{%U}", PyTuple_GET_ITEM(messages, i));
+
+		if (p == NULL || PyList_Append(parts, p) != 0) {
+			Py_XDECREF(p);
+			goto out;
+		}
+		Py_DECREF(p);
+	}
+	empty = PyUnicode_FromString("");
+	if (empty != NULL) {
+		joined = PyUnicode_Join(empty, parts);
+	}
+out:
+	Py_XDECREF(empty);
+	Py_DECREF(parts);
+	return joined;
+}
+
+/*
+ * Upstream's format, "{ errors: { {e1}{e2} } infos: { {i1}{i2} } }", which
+ * tests compare against; unlike upstream's, the errors part shows the
+ * errors (upstream printed the info list twice).
+ */
 static PyObject *TestResult_repr(TestResultObject *self)
 {
-	return PyUnicode_FromFormat("TestResult(info=%R, errors=%R)",
-				    self->info, self->errors);
+	PyObject *errors = braced_join(self->errors);
+	PyObject *info = errors != NULL ? braced_join(self->info) : NULL;
+	PyObject *r = NULL;
+
+	if (info != NULL) {
+		r = PyUnicode_FromFormat("{ errors: { %U } infos: { %U } }",
+					 errors, info);
+	}
+	Py_XDECREF(errors);
+	Py_XDECREF(info);
+	return r;
 }
 
 static PyMemberDef TestResult_members[] = {
@@ -372,15 +479,23 @@ static PyMemberDef TestResult_members[] = {
 	{NULL, 0, 0, 0, NULL},
 };
 
+PyDoc_STRVAR(TestResult_doc,
+	     "TestResult(info_list=(), error_list=(), /)\n--\n\n"
+	     "The messages of a successful run_pamtest() transaction: info "
+	     "(PAM_TEXT_INFO)\nand errors (PAM_ERROR_MSG), tuples of str in "
+	     "the order the modules sent\nthem.  Tests may build one to "
+	     "compare with.");
+
 static PyTypeObject TestResultType = {
 	PyVarObject_HEAD_INIT(NULL, 0)
 	.tp_name = "pypamtest.TestResult",
 	.tp_basicsize = sizeof(TestResultObject),
 	.tp_dealloc = (destructor)TestResult_dealloc,
 	.tp_repr = (reprfunc)TestResult_repr,
-	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-	.tp_doc = "The messages of a successful run_pamtest() transaction.",
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = TestResult_doc,
 	.tp_members = TestResult_members,
+	.tp_new = TestResult_new,
 };
 
 /* ------------------------------------------------------------------ */
@@ -624,6 +739,92 @@ static int collect_case_outputs(PyObject *tests, struct pam_testcase *cases,
 	return rc;
 }
 
+/* Named integer constants, exported by the module. */
+struct int_const {
+	const char *name;
+	long value;
+};
+
+#define C(x) {#x, (long)(x)}
+/* PAM return codes (security/_pam_types.h): constants and error texts. */
+static const struct int_const pam_codes[] = {
+	C(PAM_SUCCESS),
+	C(PAM_OPEN_ERR),
+	C(PAM_SYMBOL_ERR),
+	C(PAM_SERVICE_ERR),
+	C(PAM_SYSTEM_ERR),
+	C(PAM_BUF_ERR),
+	C(PAM_PERM_DENIED),
+	C(PAM_AUTH_ERR),
+	C(PAM_CRED_INSUFFICIENT),
+	C(PAM_AUTHINFO_UNAVAIL),
+	C(PAM_USER_UNKNOWN),
+	C(PAM_MAXTRIES),
+	C(PAM_NEW_AUTHTOK_REQD),
+	C(PAM_ACCT_EXPIRED),
+	C(PAM_SESSION_ERR),
+	C(PAM_CRED_UNAVAIL),
+	C(PAM_CRED_EXPIRED),
+	C(PAM_CRED_ERR),
+	C(PAM_NO_MODULE_DATA),
+	C(PAM_CONV_ERR),
+	C(PAM_AUTHTOK_ERR),
+	C(PAM_AUTHTOK_RECOVERY_ERR),
+	C(PAM_AUTHTOK_LOCK_BUSY),
+	C(PAM_AUTHTOK_DISABLE_AGING),
+	C(PAM_TRY_AGAIN),
+	C(PAM_IGNORE),
+	C(PAM_ABORT),
+	C(PAM_AUTHTOK_EXPIRED),
+	C(PAM_MODULE_UNKNOWN),
+	C(PAM_BAD_ITEM),
+	C(PAM_CONV_AGAIN),
+	C(PAM_INCOMPLETE),
+};
+
+/* The other integer constants of the module. */
+static const struct int_const int_consts[] = {
+	C(PAMTEST_AUTHENTICATE),
+	C(PAMTEST_SETCRED),
+	C(PAMTEST_ACCOUNT),
+	C(PAMTEST_OPEN_SESSION),
+	C(PAMTEST_CLOSE_SESSION),
+	C(PAMTEST_CHAUTHTOK),
+	C(PAMTEST_GETENVLIST),
+	C(PAMTEST_KEEPHANDLE),
+	{"PAMTEST_FLAG_ESTABLISH_CRED", PAM_ESTABLISH_CRED},
+	{"PAMTEST_FLAG_DELETE_CRED", PAM_DELETE_CRED},
+	{"PAMTEST_FLAG_REINITIALIZE_CRED", PAM_REINITIALIZE_CRED},
+	{"PAMTEST_FLAG_REFRESH_CRED", PAM_REFRESH_CRED},
+	C(PAMTEST_ERR_OK),
+	C(PAMTEST_ERR_START),
+	C(PAMTEST_ERR_CASE),
+	C(PAMTEST_ERR_OP),
+	C(PAMTEST_ERR_END),
+	C(PAMTEST_ERR_KEEPHANDLE),
+	C(PAMTEST_ERR_INTERNAL),
+	/* flags an application passes to the PAM calls */
+	C(PAM_SILENT),
+	C(PAM_DISALLOW_NULL_AUTHTOK),
+	C(PAM_ESTABLISH_CRED),
+	C(PAM_DELETE_CRED),
+	C(PAM_REINITIALIZE_CRED),
+	C(PAM_REFRESH_CRED),
+	C(PAM_CHANGE_EXPIRED_AUTHTOK),
+};
+#undef C
+
+/* "PAM_AUTH_ERR" for 7; NULL for a value that is no PAM return code. */
+static const char *pam_code_name(int rv)
+{
+	for (size_t i = 0; i < sizeof(pam_codes) / sizeof(pam_codes[0]); i++) {
+		if (pam_codes[i].value == rv) {
+			return pam_codes[i].name;
+		}
+	}
+	return NULL;
+}
+
 static void raise_pamtest_error(enum pamtest_err perr,
 				struct pam_testcase *cases, size_t n)
 {
@@ -634,15 +835,35 @@ static void raise_pamtest_error(enum pamtest_err perr,
 		failed = _pamtest_failed_case(cases, n);
 	}
 	if (failed != NULL) {
+		/* Upstream's text, which tests match, then the code's name. */
+		const char *name = pam_code_name(failed->op_rv);
+
 		PyErr_Format(PamTestError,
 			     "Error [%d]: Test case { pam_operation [%d] "
-			     "expected_rv [%d] flags [%d] } returned [%d]",
+			     "expected_rv [%d] flags [%d] } returned [%d]%s%s%s",
 			     (int)perr, (int)failed->pam_operation,
 			     failed->expected_rv, failed->flags,
-			     failed->op_rv);
+			     failed->op_rv, name != NULL ? " (" : "",
+			     name != NULL ? name : "", name != NULL ? ")" : "");
 		return;
 	}
 	args = Py_BuildValue("(is)", (int)perr, pamtest_strerror(perr));
+	if (args != NULL) {
+		PyErr_SetObject(PamTestError, args);
+		Py_DECREF(args);
+	}
+}
+
+/*
+ * The test asked for the wrapper (PAM_WRAPPER=1 and a service directory)
+ * but this python was started without it: PamTestError(PAMTEST_ERR_START,
+ * text naming LD_PRELOAD and libpam_wrapper.so).
+ */
+static void raise_preload_missing(void)
+{
+	PyObject *args = Py_BuildValue("(is)", (int)PAMTEST_ERR_START,
+				       PAMTEST_PRELOAD_MISSING_MSG);
+
 	if (args != NULL) {
 		PyErr_SetObject(PamTestError, args);
 		Py_DECREF(args);
@@ -723,6 +944,11 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 		goto out;
 	}
 
+	if (handle_arg == Py_None && pamtest_preload_missing()) {
+		/* Not libpamtest's stderr line: the exception says it. */
+		raise_preload_missing();
+		goto out;
+	}
 	if (handle_arg != Py_None) {
 		if (!PyCapsule_IsValid(handle_arg, HANDLE_CAPSULE_NAME)) {
 			PyErr_Format(PyExc_TypeError,
@@ -809,75 +1035,6 @@ static struct PyModuleDef pypamtest_module = {
 	.m_methods = pypamtest_methods,
 };
 
-struct int_const {
-	const char *name;
-	long value;
-};
-
-#define C(x) {#x, (long)(x)}
-static const struct int_const int_consts[] = {
-	C(PAMTEST_AUTHENTICATE),
-	C(PAMTEST_SETCRED),
-	C(PAMTEST_ACCOUNT),
-	C(PAMTEST_OPEN_SESSION),
-	C(PAMTEST_CLOSE_SESSION),
-	C(PAMTEST_CHAUTHTOK),
-	C(PAMTEST_GETENVLIST),
-	C(PAMTEST_KEEPHANDLE),
-	{"PAMTEST_FLAG_ESTABLISH_CRED", PAM_ESTABLISH_CRED},
-	{"PAMTEST_FLAG_DELETE_CRED", PAM_DELETE_CRED},
-	{"PAMTEST_FLAG_REINITIALIZE_CRED", PAM_REINITIALIZE_CRED},
-	{"PAMTEST_FLAG_REFRESH_CRED", PAM_REFRESH_CRED},
-	C(PAMTEST_ERR_OK),
-	C(PAMTEST_ERR_START),
-	C(PAMTEST_ERR_CASE),
-	C(PAMTEST_ERR_OP),
-	C(PAMTEST_ERR_END),
-	C(PAMTEST_ERR_KEEPHANDLE),
-	C(PAMTEST_ERR_INTERNAL),
-	/* PAM return codes (security/_pam_types.h) */
-	C(PAM_SUCCESS),
-	C(PAM_OPEN_ERR),
-	C(PAM_SYMBOL_ERR),
-	C(PAM_SERVICE_ERR),
-	C(PAM_SYSTEM_ERR),
-	C(PAM_BUF_ERR),
-	C(PAM_PERM_DENIED),
-	C(PAM_AUTH_ERR),
-	C(PAM_CRED_INSUFFICIENT),
-	C(PAM_AUTHINFO_UNAVAIL),
-	C(PAM_USER_UNKNOWN),
-	C(PAM_MAXTRIES),
-	C(PAM_NEW_AUTHTOK_REQD),
-	C(PAM_ACCT_EXPIRED),
-	C(PAM_SESSION_ERR),
-	C(PAM_CRED_UNAVAIL),
-	C(PAM_CRED_EXPIRED),
-	C(PAM_CRED_ERR),
-	C(PAM_NO_MODULE_DATA),
-	C(PAM_CONV_ERR),
-	C(PAM_AUTHTOK_ERR),
-	C(PAM_AUTHTOK_RECOVERY_ERR),
-	C(PAM_AUTHTOK_LOCK_BUSY),
-	C(PAM_AUTHTOK_DISABLE_AGING),
-	C(PAM_TRY_AGAIN),
-	C(PAM_IGNORE),
-	C(PAM_ABORT),
-	C(PAM_AUTHTOK_EXPIRED),
-	C(PAM_MODULE_UNKNOWN),
-	C(PAM_BAD_ITEM),
-	C(PAM_CONV_AGAIN),
-	C(PAM_INCOMPLETE),
-	/* flags an application passes to the PAM calls */
-	C(PAM_SILENT),
-	C(PAM_DISALLOW_NULL_AUTHTOK),
-	C(PAM_ESTABLISH_CRED),
-	C(PAM_DELETE_CRED),
-	C(PAM_REINITIALIZE_CRED),
-	C(PAM_REFRESH_CRED),
-	C(PAM_CHANGE_EXPIRED_AUTHTOK),
-};
-#undef C
 
 /*
  * Python snapshots the environment into os.environ at start-up, before any
@@ -929,8 +1086,11 @@ PyMODINIT_FUNC PyInit_pypamtest(void)
 		PamTestError = PyErr_NewExceptionWithDoc(
 			"pypamtest.PamTestError",
 			"A PAM transaction failed: a test case returned other "
-			"than its expected_rv,\nor libpamtest could not run "
-			"the transaction (args: code, text).",
+			"than its expected_rv\n(args: one message ending in "
+			"\"returned [7] (PAM_AUTH_ERR)\"), or libpamtest\n"
+			"could not run the transaction (args: code, text; "
+			"e.g. PAM_WRAPPER=1 without\nlibpam_wrapper.so in "
+			"LD_PRELOAD).",
 			PyExc_OSError, NULL);
 		if (PamTestError == NULL) {
 			goto fail;
@@ -945,6 +1105,12 @@ PyMODINIT_FUNC PyInit_pypamtest(void)
 	for (size_t i = 0; i < sizeof(int_consts) / sizeof(int_consts[0]); i++) {
 		if (PyModule_AddIntConstant(m, int_consts[i].name,
 					    int_consts[i].value) < 0) {
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < sizeof(pam_codes) / sizeof(pam_codes[0]); i++) {
+		if (PyModule_AddIntConstant(m, pam_codes[i].name,
+					    pam_codes[i].value) < 0) {
 			goto fail;
 		}
 	}

@@ -10,8 +10,10 @@ class _PamHandle:
     that ends its PAM handle when collected unless run_pamtest took it."""
 
 class PamTestError(OSError):
-    """A test case returned other than its expected_rv (args: one message),
-    or the transaction could not run (args: code, text)."""
+    """A test case returned other than its expected_rv (args: one message,
+    "Error [2]: Test case { ... } returned [7] (PAM_AUTH_ERR)"), or the
+    transaction could not run (args: code, text), for instance because
+    PAM_WRAPPER=1 is set but libpam_wrapper.so is not in LD_PRELOAD."""
 
 @final
 class TestCase:
@@ -31,6 +33,8 @@ class TestCase:
 
 @final
 class TestResult:
+    def __new__(cls, info_list: Iterable[str] | None = ...,
+                error_list: Iterable[str] | None = ..., /) -> TestResult: ...
     @property
     def info(self) -> tuple[str, ...]: ...
     @property

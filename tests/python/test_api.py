@@ -4,6 +4,7 @@
 # from, its constants, TestCase/TestResult/PamTestError and the type stub.
 import ast
 import os
+import sysconfig
 
 import pytest
 
@@ -13,7 +14,9 @@ import pypamtest
 def test_module_comes_from_this_build():
     build = os.environ.get("PWRAP_BUILD_DIR")
     assert build, "run this suite through ctest (PWRAP_BUILD_DIR is unset)"
-    expected = os.path.join(build, "python", "pypamtest.so")
+    # Named with the interpreter's EXT_SUFFIX, like any extension module.
+    expected = os.path.join(build, "python", "pypamtest"
+                            + sysconfig.get_config_var("EXT_SUFFIX"))
     assert os.path.realpath(pypamtest.__file__) == os.path.realpath(expected)
     assert not pypamtest.__file__.startswith("/usr/lib/python3")
 
@@ -142,9 +145,55 @@ def test_testcase_outputs_absent_before_a_run():
         tc.pam_handle = None
 
 
-def test_testresult_is_not_constructible():
+def test_testresult_empty():
+    for res in (pypamtest.TestResult(), pypamtest.TestResult([]),
+                pypamtest.TestResult(None, None), pypamtest.TestResult((), [])):
+        assert res.info == () and res.errors == ()
+        assert type(res.info) is tuple and type(res.errors) is tuple
+        assert repr(res) == "{ errors: {  } infos: {  } }"
+        assert str(res) == repr(res)
+
+
+def test_testresult_from_lists():
+    res = pypamtest.TestResult(["i1", "i2"], ["e1"])
+    assert res.info == ("i1", "i2")
+    assert res.errors == ("e1",)
+    # The errors part shows the errors (upstream printed the info twice).
+    assert repr(res) == "{ errors: { {e1} } infos: { {i1}{i2} } }"
+    assert str(res) == repr(res)
+    res = pypamtest.TestResult(("only info",))
+    assert res.info == ("only info",) and res.errors == ()
+    assert repr(res) == "{ errors: {  } infos: { {only info} } }"
+    res = pypamtest.TestResult(iter(["a"]), (m for m in ["b", "c"]))
+    assert repr(res) == "{ errors: { {b}{c} } infos: { {a} } }"
+
+
+def test_testresult_copies_its_lists():
+    info = ["x"]
+    res = pypamtest.TestResult(info, info)
+    info.append("y")
+    assert res.info == ("x",) and res.errors == ("x",)
+
+
+def test_testresult_is_read_only():
+    res = pypamtest.TestResult(["i"], ["e"])
+    for attr in ("info", "errors"):
+        with pytest.raises(AttributeError):
+            setattr(res, attr, ())
+
+
+@pytest.mark.parametrize("args", [("abc",), (b"abc",), ([1],), (["a", None],),
+                                  ([], [b"e"]), (3,), ([], [], [])])
+def test_testresult_bad_arguments(args):
     with pytest.raises(TypeError):
-        pypamtest.TestResult()
+        pypamtest.TestResult(*args)
+
+
+def test_testresult_arguments_are_positional():
+    with pytest.raises(TypeError):
+        pypamtest.TestResult(info_list=["i"])
+    with pytest.raises(TypeError):
+        pypamtest.TestResult(["i"], errors=["e"])
 
 
 def test_pamtesterror_is_an_oserror():
@@ -172,6 +221,8 @@ def test_signatures_for_introspection():
         "(username, service, tests, echo_off=None, echo_on=None, handle=None)")
     assert str(inspect.signature(pypamtest.TestCase)) == (
         "(pam_operation, expected_rv=0, flags=0)")
+    assert str(inspect.signature(pypamtest.TestResult)) == (
+        "(info_list=(), error_list=(), /)")
     assert "PAM transaction" in pypamtest.run_pamtest.__doc__
     assert pypamtest.TestCase.__doc__
 
@@ -215,5 +266,8 @@ def test_type_stub_describes_the_signatures():
     assert new_args == ["cls", "pam_operation", "expected_rv", "flags"]
     members = {n.name for n in classes["TestResult"].body
                if isinstance(n, ast.FunctionDef)}
-    assert members == {"info", "errors"}
+    assert members == {"__new__", "info", "errors"}
+    new = next(n for n in classes["TestResult"].body if n.name == "__new__")
+    assert [a.arg for a in new.args.posonlyargs] == [
+        "cls", "info_list", "error_list"]
     assert classes["PamTestError"].bases[0].id == "OSError"

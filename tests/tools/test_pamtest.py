@@ -201,6 +201,90 @@ def test_check_only(tenv, workdir):
     assert r.returncode == 2 and f"{bad}:7:" in r.stderr
 
 
+CHECK_MODULES = """\
+service svc
+    auth required pam_matrix.so passdb=${PASSDB}
+    # a comment between service lines
+    auth required pam_no_such_module.so
+    -auth optional pam_missing_but_optional.so
+    account [success=ok default=bad] pam_permit.so
+    session required ${MODULE_DIR}/pam_not_ours.so \\
+        some argument
+    password required /nonexistent/pam_abs.so
+    password required ${MODULE_DIR}/pam_chatty.so
+service other
+    auth required pam_deny_typo.so
+user bob secret
+run authenticate
+"""
+
+
+def test_check_reports_missing_modules_with_their_lines(tenv, workdir):
+    sc = write_file(workdir, "mods.pamtest", CHECK_MODULES)
+    r = tenv.pamtest("--check", sc)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stdout == ""
+    errs = [ln for ln in r.stderr.splitlines() if ln.startswith(sc + ":")]
+    assert [int(ln.split(":")[1]) for ln in errs] == [4, 7, 9, 12], r.stderr
+    assert 'service "svc": module pam_no_such_module.so not found' in errs[0]
+    # A bare name is looked up where the wrapper looks at run time.
+    sysdir = os.environ.get("PWRAP_SYSTEM_MODULE_DIR")
+    moddir = os.environ.get("PWRAP_MODULE_DIR")
+    for d in (sysdir, moddir):
+        if d:
+            assert d in errs[0] or os.path.realpath(d) in errs[0], errs[0]
+    assert errs[0].index("neither in") < errs[0].index("nor in"), errs[0]
+    if sysdir and moddir:
+        # The system directory first, as at run time.
+        assert errs[0].index(os.path.basename(sysdir)) < errs[0].index("nor in")
+    assert "pam_not_ours.so not found" in errs[1]
+    assert "/nonexistent/pam_abs.so not found" in errs[2]
+    assert 'service "other": module pam_deny_typo.so' in errs[3]
+    assert "pam_missing_but_optional" not in r.stderr
+    # Every module present: fine (stock modules in the system directory,
+    # ours in our module directory).
+    good = write_file(workdir, "good.pamtest", CHECK_MODULES.replace(
+        "pam_no_such_module.so", "pam_permit.so").replace(
+        "pam_not_ours.so", "pam_matrix.so").replace(
+        "/nonexistent/pam_abs.so", "pam_deny.so").replace(
+        "pam_deny_typo.so", "pam_deny.so"))
+    r = tenv.pamtest("--check", good)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+
+
+def test_check_follows_service_dir_files_and_includes(tenv, workdir):
+    write_file(workdir, "services/svc",
+               "auth required pam_permit.so\nauth include common\n")
+    write_file(workdir, "services/common",
+               "# included\naccount required pam_permit.so\n"
+               "account required pam_common_typo.so\n")
+    sc = write_file(workdir, "dir.pamtest",
+                    "service-dir services\nservice svc\nrun authenticate\n")
+    r = tenv.pamtest("--check", sc)
+    assert r.returncode == 2, r.stderr
+    common = os.path.join(os.path.realpath(workdir), "services", "common")
+    assert (f'{sc}:2: service "svc", {common}:3: module pam_common_typo.so '
+            "not found") in r.stderr, r.stderr
+    write_file(workdir, "services/common", "account required pam_permit.so\n")
+    assert tenv.pamtest("--check", sc).returncode == 0
+
+
+def test_missing_wrapper_after_reexec_is_refused(tenv, workdir):
+    # A "wrapper" that is not libpam_wrapper.so: pamtest preloads it, starts
+    # again and must then refuse to run against /etc/pam.d.
+    not_the_wrapper = os.path.join(os.environ["PWRAP_MODULE_DIR"], "pam_chatty.so")
+    sc = write_file(workdir, "s.pamtest", HEADER + "run authenticate\n")
+    r = tenv.pamtest("--lib", not_the_wrapper, sc)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "LD_PRELOAD" in r.stderr and "libpam_wrapper.so" in r.stderr
+    assert "not loaded" in r.stderr
+    assert r.stdout == ""
+    # The same when an unwrapped pamtest believes it was re-executed.
+    r = tenv.pamtest(sc, PAMTEST_WRAPPED="1")
+    assert r.returncode == 2 and "LD_PRELOAD" in r.stderr, r.stdout + r.stderr
+
+
 @pytest.mark.parametrize("args,message", [
     ([], "no scenario file"),
     (["--format", "yaml", "x"], "--format"),

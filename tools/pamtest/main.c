@@ -4,11 +4,14 @@
  * (pamtest-scenario(5)) and report them as text, TAP or JUnit XML.
  *
  * All files are parsed first: any malformed one is reported as
- * "file:line: what is wrong" and the run stops with status 2.  Then, unless
+ * "file:line: what is wrong" and the run stops with status 2 (--check also
+ * reports modules that do not exist, then stops).  Then, unless
  * libpam_wrapper.so is already loaded (e.g. under the pam_wrapper(1)
- * launcher), pamtest preloads it and re-executes itself once.  Exit status:
- * 0 every expectation held, 1 some failed, 2 usage, malformed scenario or a
- * scenario that could not be set up.
+ * launcher), pamtest preloads it and re-executes itself once; if the
+ * wrapper is still not loaded after that, it stops rather than run the
+ * system's PAM configuration.  Exit status: 0 every expectation held, 1
+ * some failed, 2 usage, malformed scenario or a scenario that could not be
+ * set up.
  */
 #define _GNU_SOURCE
 #include "pwrap_tool.h"
@@ -17,10 +20,14 @@
 #include <dlfcn.h>
 #include <err.h>
 #include <getopt.h>
+#include <libgen.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "pamtest_preload.h"
 
 #ifndef PWRAP_VERSION
 #define PWRAP_VERSION "unknown"
@@ -41,7 +48,7 @@ static void usage(FILE *f)
 		"  -f, --format FORMAT      human (default), tap or junit\n"
 		"  -o, --output FILE        write the report to FILE instead of stdout\n"
 		"  -q, --quiet              human format: show only failures and the summary\n"
-		"  -c, --check              only check the scenarios' syntax\n"
+		"  -c, --check              only check the scenarios (syntax, modules)\n"
 		"  -k, --keep               keep each scenario's private directory\n"
 		"  -D, --debug LEVEL        PAM_WRAPPER_DEBUGLEVEL (0-3)\n"
 		"  -l, --lib PATH           libpam_wrapper.so to preload\n"
@@ -56,8 +63,49 @@ static void usage(FILE *f)
 /* Is libpam_wrapper.so in this process? */
 static int wrapped(void)
 {
-	return dlsym(RTLD_DEFAULT, "pam_wrapper_enabled") != NULL ||
-	       getenv(REEXEC_MARK) != NULL;
+	return dlsym(RTLD_DEFAULT, "pam_wrapper_enabled") != NULL;
+}
+
+/*
+ * libpam's module directory: security/ next to the libpam.so.0 this process
+ * loaded, the directory libpam itself looks in.  The loaded file is asked
+ * for by name, not through pam_start, which a preloaded wrapper defines.
+ * Malloc'd, or NULL.
+ */
+static char *system_module_dir(void)
+{
+	struct link_map *lm = NULL;
+	void *h = dlopen("libpam.so.0", RTLD_LAZY | RTLD_NOLOAD);
+	char *real = NULL, *dir = NULL;
+
+	if (h == NULL)
+		return NULL;
+	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm != NULL &&
+	    lm->l_name != NULL && (real = realpath(lm->l_name, NULL)) != NULL &&
+	    asprintf(&dir, "%s/security", dirname(real)) < 0)
+		dir = NULL;
+	free(real);
+	dlclose(h);
+	return dir;
+}
+
+/* --check: the syntax was fine; are the modules there?  0 or EXIT_USAGE. */
+static int check_modules(struct scenario *scs, int nfiles, const char *lib,
+			 const char *moddir)
+{
+	struct pwrap_paths paths = {0};
+	char *sysmoddir = system_module_dir();
+	int errors = 0;
+
+	/* Without the library our module dir is unknown: bare names of our
+	 * modules are then reported as missing, with the reason. */
+	if (pwrap_locate(lib, moddir, &paths) != 0)
+		paths.moddir = NULL;
+	for (int i = 0; i < nfiles; i++)
+		errors += scenario_check_modules(&scs[i], paths.moddir, sysmoddir);
+	free(sysmoddir);
+	pwrap_paths_free(&paths);
+	return errors > 0 ? EXIT_USAGE : 0;
 }
 
 int main(int argc, char **argv)
@@ -149,13 +197,25 @@ int main(int argc, char **argv)
 	if (bad)
 		goto out;
 	if (check) {
-		status = 0;
+		status = check_modules(scs, nfiles, lib, moddir);
 		goto out;
 	}
 
 	if (pwrap_locate(lib, moddir, &paths) == 0) {
 		pamtest_moddir = paths.moddir;
 	} else if (!wrapped()) {
+		goto out;
+	}
+	if (!wrapped() && getenv(REEXEC_MARK) != NULL) {
+		/*
+		 * Preloaded and started again, yet no wrapper: LD_PRELOAD was
+		 * ignored (secure execution) or the library is not the wrapper.
+		 * Running now would test the system's /etc/pam.d.
+		 */
+		const char *pre = getenv("LD_PRELOAD");
+
+		warnx("%s; LD_PRELOAD=%s did not load it", PAMTEST_PRELOAD_MISSING_MSG,
+		      pre != NULL ? pre : "");
 		goto out;
 	}
 	if (!wrapped()) {

@@ -829,6 +829,8 @@ int scenario_parse(const char *path, struct scenario *sc)
 	struct cur c = {.file = path, .line = 0, .nerr = &nerr};
 	struct service *block = NULL; /* service whose indented lines we read */
 	struct sbuf text = {0};       /* those lines so far */
+	int *lines = NULL;            /* and their line numbers */
+	size_t nlines = 0;
 
 	memset(sc, 0, sizeof(*sc));
 	sc->path = xstrdup(path);
@@ -861,6 +863,8 @@ int scenario_parse(const char *path, struct scenario *sc)
 			check_vars(&c, c.p);
 			sb_add(&text, c.p);
 			sb_add(&text, "\n");
+			lines = xrealloc(lines, nlines + 1, sizeof(*lines));
+			lines[nlines++] = c.line;
 			continue;
 		}
 		if (block != NULL) {
@@ -869,7 +873,11 @@ int scenario_parse(const char *path, struct scenario *sc)
 				exit(2);
 			}
 			block->text = text.s;
+			block->lines = lines;
+			block->nlines = nlines;
 			memset(&text, 0, sizeof(text));
+			lines = NULL;
+			nlines = 0;
 			block = NULL;
 		}
 		size_t before = sc->nsvcs;
@@ -878,8 +886,12 @@ int scenario_parse(const char *path, struct scenario *sc)
 	}
 	if (block != NULL && !text.failed) {
 		block->text = text.s;
+		block->lines = lines;
+		block->nlines = nlines;
 		memset(&text, 0, sizeof(text));
+		lines = NULL;
 	}
+	free(lines);
 	if (ferror(f)) {
 		fprintf(stderr, "%s: read error: %s\n", path, strerror(errno));
 		nerr++;
@@ -908,6 +920,7 @@ void scenario_free(struct scenario *sc)
 	for (size_t i = 0; i < sc->nsvcs; i++) {
 		free(sc->svcs[i].name);
 		free(sc->svcs[i].text);
+		free(sc->svcs[i].lines);
 	}
 	for (size_t i = 0; i < sc->nusers; i++) {
 		free(sc->users[i].name);

@@ -82,6 +82,8 @@ struct service {
 	char *name;
 	int line;
 	char *text; /* NULL: taken from the service directory */
+	int *lines; /* scenario line of each line of text */
+	size_t nlines;
 };
 
 struct user {
@@ -110,6 +112,14 @@ struct scenario {
  * returns -1 (the scenario is then freed). */
 int scenario_parse(const char *path, struct scenario *sc);
 void scenario_free(struct scenario *sc);
+/*
+ * pamtest -c: check that every module the scenario's service files name
+ * exists, bare names looked up as the wrapper does at run time (sysmoddir,
+ * then moddir; either may be NULL when unknown).  Prints "file:line: ..."
+ * for each missing one and returns how many there are.
+ */
+int scenario_check_modules(const struct scenario *sc, const char *moddir,
+			   const char *sysmoddir);
 /* Number of test points (run and end steps). */
 size_t scenario_ntests(const struct scenario *sc);
 
