@@ -1,20 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libFuzzer target: pam_matrix's passdb (src/modules/pam_matrix/passdb.c),
- * compiled into this program; its only libpam call, pam_syslog(), is
- * replaced by a stub below that formats and discards the message.
+ * compiled into this program with the smallest read buffer (PM_READ_BUF =
+ * PM_READ_MIN, see fuzz/CMakeLists.txt); its only libpam call,
+ * pam_syslog(), is replaced by a stub below that formats the message and
+ * keeps the "file:line: reason" reports of malformed lines.
  *
  * Input: "USER\nNEWPW\nPASSDB..." (USER and NEWPW end at the first NUL as
  * C strings do; a missing part is empty).  For each input:
  *
- *  1. pm_passdb_find() over the passdb bytes (an exact-size heap copy, so
- *     AddressSanitizer sees any read past the end) must agree with a
- *     straightforward reference reading of the documented line rules
- *     (comments, blank, over-long, CR-terminated, NUL-carrying lines and
- *     lines without exactly three fields or with an empty user are
- *     skipped; the first valid line of USER wins): same line, same fields.
- *  2. pm_passdb_load() of the bytes from a regular file (mmap) and from a
- *     pipe (the read loop) gives the same bytes.
+ *  1. pm_passdb_lookup(USER) of a file holding the passdb bytes must agree
+ *     with a straightforward reference reading of the documented line
+ *     rules (comments, over-long, blank, CR-terminated, NUL-carrying lines
+ *     and lines without exactly three fields or with an empty user are
+ *     skipped; the first valid line of USER wins): same fields, and
+ *     exactly the reports the contract names (the malformed lines that
+ *     start with "USER:" before the line used, or every malformed line
+ *     when USER has none), in file order.
+ *  2. The same with the bytes placed after valid filler lines so that they
+ *     start 0 to 63 bytes before the first read edge: lines of the input
+ *     are then split between reads (and inputs longer than a read cross a
+ *     second edge).
  *  3. pm_passdb_set_password(USER, NEWPW) on a file holding the bytes must
  *     give exactly: the old bytes with that one password replaced (or the
  *     file unchanged when USER has no line or NEWPW cannot be stored), the
@@ -44,6 +50,19 @@
 static char *workdir;	/* owned; removed at exit */
 static char *dbpath;	/* owned */
 
+/* The "line skipped" reports of the current call, in order (owned). */
+#define MAXREPORTS 20000
+static char *reports[MAXREPORTS];
+static size_t nreports;
+
+static void reports_clear(void)
+{
+	for (size_t i = 0; i < nreports; i++) {
+		free(reports[i]);
+	}
+	nreports = 0;
+}
+
 /* The module's only libpam dependency.  Formatting checks the arguments
  * match the format (ASan/UBSan see a bad %s). */
 void pam_syslog(const pam_handle_t *pamh, int priority, const char *fmt, ...)
@@ -58,6 +77,13 @@ void pam_syslog(const pam_handle_t *pamh, int priority, const char *fmt, ...)
 	va_start(ap, fmt);
 	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	if (strstr(buf, ", line skipped") != NULL && nreports < MAXREPORTS) {
+		reports[nreports] = strdup(buf);
+		if (reports[nreports] == NULL) {
+			abort();
+		}
+		nreports++;
+	}
 }
 
 static void die(const char *why)
@@ -102,64 +128,115 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 /* ---- the reference reading ------------------------------------------ */
 
-static bool ref_valid(const char *p, size_t len, size_t *c1, size_t *c2)
+/* NULL for a valid line, "" for a comment, else the reason reported. */
+static const char *ref_why(const char *p, size_t len)
 {
 	size_t colons = 0;
-	bool blank = true;
+	bool blank = true, nul = false;
 
-	if (len == 0 || len > PM_LINE_MAX || p[len - 1] == '\r') {
-		return false;
+	if (len > 0 && p[0] == '#') {
+		return "";
+	}
+	if (len > PM_LINE_MAX) {
+		return "line longer than 8192 bytes";
 	}
 	for (size_t i = 0; i < len; i++) {
 		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r') {
 			blank = false;
 		}
-		if (p[i] == '\0') {
-			return false;
-		}
-		if (p[i] == ':') {
-			if (colons == 0) {
-				*c1 = i;
-			} else if (colons == 1) {
-				*c2 = i;
-			}
-			colons++;
-		}
+		nul |= p[i] == '\0';
+		colons += p[i] == ':';
 	}
-	return !blank && colons == 2 && *c1 > 0;
+	if (len == 0 || blank) {
+		return "blank line";
+	}
+	if (p[len - 1] == '\r') {
+		return "CRLF line ending (line ends with CR)";
+	}
+	if (nul) {
+		return "NUL byte in line";
+	}
+	if (colons < 2) {
+		return "too few fields (expected user:password:service)";
+	}
+	if (colons > 2) {
+		return "too many fields (expected user:password:service)";
+	}
+	if (p[0] == ':') {
+		return "empty user name";
+	}
+	return NULL;
 }
 
 struct ref_hit {
 	size_t off;	/* of the line */
 	size_t len;
 	size_t c1, c2;	/* offsets of the colons in the line */
-	unsigned long lineno;
+	/* the reports a lookup must log: "line:reason" (owned) */
+	char **want;
+	size_t nwant;
 };
 
-static bool ref_find(const char *d, size_t n, const char *user,
-		     struct ref_hit *h)
+static void ref_free(struct ref_hit *h)
+{
+	for (size_t i = 0; i < h->nwant; i++) {
+		free(h->want[i]);
+	}
+	free(h->want);
+	h->want = NULL;
+	h->nwant = 0;
+}
+
+/* Whether the passdb D[0, N) has a valid line for USER (then *H is it);
+ * H->want gets what a lookup reports, for the file at PATH. */
+static bool ref_find(const char *path, const char *d, size_t n,
+		     const char *user, struct ref_hit *h)
 {
 	size_t ulen = strlen(user);
-	size_t p = 0;
-	unsigned long lineno = 0;
+	bool can = ulen > 0 && ulen < PM_LINE_MAX &&
+		   strpbrk(user, ":\n") == NULL;
 
-	while (p < n) {
-		const char *nl = memchr(d + p, '\n', n - p);
-		size_t len = nl ? (size_t)(nl - (d + p)) : n - p;
-		size_t c1 = 0, c2 = 0;
+	memset(h, 0, sizeof(*h));
+	for (int all = 0; all < 2; all++) {
+		size_t p = 0;
+		unsigned long lineno = 0;
 
-		lineno++;
-		if (!(len > 0 && d[p] == '#') &&
-		    ref_valid(d + p, len, &c1, &c2) && c1 == ulen &&
-		    memcmp(d + p, user, ulen) == 0) {
-			h->off = p;
-			h->len = len;
-			h->c1 = c1;
-			h->c2 = c2;
-			h->lineno = lineno;
-			return true;
+		ref_free(h);
+		while (p < n) {
+			const char *nl = memchr(d + p, '\n', n - p);
+			size_t len = nl ? (size_t)(nl - (d + p)) : n - p;
+			const char *why = ref_why(d + p, len);
+			bool mine = can && len > ulen && d[p + ulen] == ':' &&
+				    memcmp(d + p, user, ulen) == 0;
+
+			lineno++;
+			if (why == NULL && mine) {
+				const char *c2 = memchr(d + p + ulen + 1, ':',
+							len - ulen - 1);
+
+				h->off = p;
+				h->len = len;
+				h->c1 = ulen;
+				h->c2 = (size_t)(c2 - (d + p));
+				return true;
+			}
+			if (why != NULL && *why != '\0' && (all || mine)) {
+				char **w = realloc(h->want, (h->nwant + 1) *
+								    sizeof(*w));
+
+				if (w == NULL) {
+					die("out of memory");
+				}
+				h->want = w;
+				if (asprintf(&w[h->nwant], "%s:%lu: %s, line "
+							   "skipped",
+					     path, lineno, why) < 0) {
+					die("out of memory");
+				}
+				h->nwant++;
+			}
+			p += len + 1;
 		}
-		p += len + 1;
 	}
 	return false;
 }
@@ -234,33 +311,85 @@ static void check_dir_clean(void)
 	closedir(d);
 }
 
-static void check_load(const char *d, size_t n)
+/* The reports logged are exactly H's. */
+static void check_reports(const struct ref_hit *h, const char *what)
 {
-	struct pm_passdb db = PM_PASSDB_INIT;
-	int p[2];
+	bool ok = nreports == h->nwant;
 
-	/* from a regular file */
+	for (size_t i = 0; ok && i < nreports; i++) {
+		ok = strcmp(reports[i], h->want[i]) == 0;
+	}
+	if (!ok) {
+		for (size_t i = 0; i < nreports; i++) {
+			fprintf(stderr, "logged: %s\n", reports[i]);
+		}
+		for (size_t i = 0; i < h->nwant; i++) {
+			fprintf(stderr, "wanted: %s\n", h->want[i]);
+		}
+		die(what);
+	}
+}
+
+/* A lookup of USER in a file holding D[0, N) agrees with the reference:
+ * fields and reports. */
+static void check_lookup(const char *d, size_t n, const char *user)
+{
+	struct pm_found f = PM_FOUND_INIT;
+	struct ref_hit h;
+	bool ref;
+
 	write_file(dbpath, d, n);
-	if (pm_passdb_load(NULL, dbpath, -1, &db) != PAM_SUCCESS ||
-	    db.size != n || (n > 0 && memcmp(db.data, d, n) != 0)) {
-		die("load of a regular file differs");
+	ref = ref_find(dbpath, d, n, user, &h);
+	reports_clear();
+	if (pm_passdb_lookup(NULL, dbpath, user, &f) != PAM_SUCCESS) {
+		die("pm_passdb_lookup failed on a regular file");
 	}
-	pm_passdb_close(&db);
+	if (f.found != ref) {
+		fprintf(stderr, "lookup says %d, reference says %d\n", f.found,
+			ref);
+		die("pm_passdb_lookup disagrees with the line rules");
+	}
+	if (f.found &&
+	    (f.pass_len != h.c2 - h.c1 - 1 ||
+	     memcmp(f.pass, d + h.off + h.c1 + 1, f.pass_len) != 0 ||
+	     f.pass[f.pass_len] != '\0' ||
+	     f.service_len != h.len - h.c2 - 1 ||
+	     memcmp(f.service, d + h.off + h.c2 + 1, f.service_len) != 0 ||
+	     f.service[f.service_len] != '\0')) {
+		die("pm_passdb_lookup returned wrong fields");
+	}
+	check_reports(&h, "pm_passdb_lookup reported other lines than the "
+			  "contract says");
+	reports_clear();
+	ref_free(&h);
+	pm_found_free(&f);
+}
 
-	/* from a pipe: what fits in the pipe buffer without a writer thread */
-	if (n > 16384 || pipe2(p, O_CLOEXEC) != 0) {
-		return;
+/* D[0, N) after valid filler lines ("\x01:p:sss...") so that it starts
+ * SHIFT bytes before the first read edge (the first read holds the file's
+ * first PM_READ_BUF - 1 bytes). */
+static void check_lookup_at_edge(const char *d, size_t n, const char *user,
+				 size_t shift)
+{
+	size_t pre = PM_READ_BUF - 1 - shift;
+	char *buf = malloc(pre + n + 1);
+	size_t at = 0;
+
+	if (buf == NULL) {
+		die("out of memory");
 	}
-	if (write(p[1], d, n) != (ssize_t)n) {
-		die("pipe write");
+	while (at < pre) {
+		size_t len = pre - at > 128 ? 64 : pre - at;
+
+		memcpy(buf + at, "\x01:p:", 5);
+		memset(buf + at + 5, 's', len - 5);
+		buf[at + len - 1] = '\n';
+		at += len;
 	}
-	close(p[1]);
-	if (pm_passdb_load(NULL, "pipe", p[0], &db) != PAM_SUCCESS ||
-	    db.size != n || (n > 0 && memcmp(db.data, d, n) != 0)) {
-		die("load of a pipe differs");
-	}
-	pm_passdb_close(&db);
-	close(p[0]);
+	memcpy(buf + pre, d, n);
+	check_lookup(buf, pre + n, user);
+	explicit_bzero(buf, pre + n);
+	free(buf);
 }
 
 static bool storable(const char *newpw, size_t ulen, size_t service_len)
@@ -281,7 +410,11 @@ static void check_set_password(const char *d, size_t n, const char *user,
 	bool changes = false;
 
 	write_file(dbpath, d, n);
+	reports_clear();
 	rv = pm_passdb_set_password(NULL, dbpath, user, newpw);
+	check_reports(h, "pm_passdb_set_password reported other lines than "
+			 "a lookup");
+	reports_clear();
 	if (!found) {
 		want = PAM_USER_UNKNOWN;
 	} else if (!storable(newpw, strlen(user), h->len - h->c2 - 1)) {
@@ -329,37 +462,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *body = nl2 ? nl2 + 1 : in + size;
 	size_t n = size - (size_t)(body - in);
 	char *copy = malloc(n ? n : 1);
-	struct pm_passdb db = PM_PASSDB_INIT;
-	struct pm_entry e;
 	struct ref_hit h;
-	bool found, ref;
+	bool found;
 
 	if (user == NULL || newpw == NULL || copy == NULL) {
 		die("out of memory");
 	}
 	memcpy(copy, body, n);
-	db.path = "fuzz";
-	db.data = copy;
-	db.size = n;
 
-	found = pm_passdb_find(NULL, &db, user, &e);
-	ref = ref_find(copy, n, user, &h);
-	if (found != ref) {
-		fprintf(stderr, "find says %d, reference says %d\n", found, ref);
-		die("pm_passdb_find disagrees with the line rules");
-	}
-	if (found &&
-	    (e.line != copy + h.off || e.line_len != h.len ||
-	     e.lineno != h.lineno || e.pass != copy + h.off + h.c1 + 1 ||
-	     e.pass_len != h.c2 - h.c1 - 1 ||
-	     e.service != copy + h.off + h.c2 + 1 ||
-	     e.service_len != h.len - h.c2 - 1)) {
-		die("pm_passdb_find returned wrong fields");
-	}
-
-	check_load(copy, n);
+	check_lookup(copy, n, user);
+	check_lookup_at_edge(copy, n, user, size % 64);
+	found = ref_find(dbpath, copy, n, user, &h);
 	check_set_password(copy, n, user, newpw, found, &h);
 
+	ref_free(&h);
 	free(copy);
 	free(user);
 	explicit_bzero(newpw, strlen(newpw));

@@ -326,8 +326,12 @@ static int rewrite_line(struct sbuf *out, const char *l, const char *src,
 		out->failed = true;
 		return -1;
 	}
-	rep = include ? ops->include_target(ops->ctx, text, src, line)
-		      : ops->module_path(ops->ctx, text, src, line);
+	/* a callback left NULL keeps its tokens as written */
+	if (include && ops->include_target != NULL) {
+		rep = ops->include_target(ops->ctx, text, src, line);
+	} else if (!include && ops->module_path != NULL) {
+		rep = ops->module_path(ops->ctx, text, src, line);
+	}
 	if (rep == NULL) {
 		emit(out, l, len);
 		goto out;

@@ -3,8 +3,12 @@
  * pam_matrix through the real libpam: authentication, account, session and
  * credential groups, every return code they document, the options, and
  * every kind of bad passdb input (which must be skipped with a
- * "file:line: reason" log line, never crash).  Password changes are tested
- * in test_pam_matrix_chauthtok.c, big files in test_pam_matrix_big.c.
+ * "file:line: reason" log line, never crash).  Which bad lines a
+ * transaction reports: those that start with "USER:" before the line it
+ * uses, or every one when the user has no valid line.  Password changes
+ * are tested in test_pam_matrix_chauthtok.c, big files in
+ * test_pam_matrix_big.c, odd files (FIFOs, devices, files changing under
+ * the reader) in test_pam_matrix_files.c.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -18,6 +22,15 @@
 #include <cmocka.h>
 
 #include "modtest.h"
+
+/* Asserts that no bad line was reported. */
+static void assert_no_bad_lines(void)
+{
+	if (mt_log_has("line skipped")) {
+		mt_log_dump();
+		fail_msg("a bad line was reported");
+	}
+}
 
 /* Asserts that a "<passdb>:LINE: REASON" message was logged. */
 static void assert_logged_line(const struct mt_env *t, unsigned line,
@@ -355,11 +368,15 @@ static void passdb_blank_lines(void **state)
 	/* Upstream crashed on the first of these. */
 	mt_passdb(t, "\n  \t \nalice:secret:svc\n\n");
 	mt_matrix_service(t, "");
+	/* Found: blank lines cannot be the user's, nothing to report. */
 	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SUCCESS);
+	assert_no_bad_lines();
+	/* Unknown: every bad line. */
+	assert_int_equal(mt_auth(t, "nobody", "x"), PAM_AUTH_ERR);
 	assert_logged_line(t, 1, "blank line");
 	assert_logged_line(t, 2, "blank line");
-	assert_int_equal(mt_auth(t, "nobody", "x"), PAM_AUTH_ERR);
 	assert_logged_line(t, 4, "blank line");
+	assert_int_equal(mt_log_count_has("line skipped"), 3);
 }
 
 static void passdb_short_lines(void **state)
@@ -368,7 +385,13 @@ static void passdb_short_lines(void **state)
 
 	mt_passdb(t, "alice\nalice:secret\nalice:secret:svc\n");
 	mt_matrix_service(t, "");
+	/* Line 2 starts with "alice:" and could explain a failure; line 1
+	 * does not. */
 	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SUCCESS);
+	assert_logged_line(t, 2, "too few fields");
+	assert_int_equal(mt_log_count_has("line skipped"), 1);
+	mt_log_clear();
+	assert_int_equal(mt_auth(t, "bob", "secret"), PAM_AUTH_ERR);
 	assert_logged_line(t, 1, "too few fields");
 	assert_logged_line(t, 2, "too few fields");
 
@@ -384,6 +407,10 @@ static void passdb_other_bad_lines(void **state)
 	mt_passdb(t, "alice:x:y:svc\n:secret:svc\nalice:secret:svc\n");
 	mt_matrix_service(t, "");
 	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SUCCESS);
+	assert_logged_line(t, 1, "too many fields");
+	assert_int_equal(mt_log_count_has("line skipped"), 1);
+	mt_log_clear();
+	assert_int_equal(mt_auth(t, "bob", "secret"), PAM_AUTH_ERR);
 	assert_logged_line(t, 1, "too many fields");
 	assert_logged_line(t, 2, "empty user name");
 	/* The empty name never matches the empty-named line. */
@@ -476,9 +503,10 @@ static void passdb_odd_files(void **state)
 
 /*
  * Random passdbs of good and bad lines, checked against a plain reference
- * parser written here: the same user is found (or not) and exactly the bad
- * lines before it are reported, with the right line numbers, wherever the
- * lines fall relative to the module's 64-byte scanning blocks.
+ * parser written here: the same user is found (or not) and exactly the
+ * bad lines the contract names are reported, with the right line numbers:
+ * those that start with "USER:" before the user's line, or all of them
+ * when the user has no valid line.
  */
 struct ref_result {
 	bool found;
@@ -493,6 +521,9 @@ static const char *ref_why(const char *p, size_t len)
 	size_t colons = 0;
 	bool blank = true;
 
+	if (len > 8192) {
+		return "line longer than 8192 bytes";
+	}
 	for (size_t i = 0; i < len; i++) {
 		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r') {
 			blank = false;
@@ -501,9 +532,6 @@ static const char *ref_why(const char *p, size_t len)
 	}
 	if (blank) {
 		return "blank line";
-	}
-	if (len > 8192) {
-		return "line longer than 8192 bytes";
 	}
 	if (p[len - 1] == '\r') {
 		return "CRLF";
@@ -526,37 +554,46 @@ static const char *ref_why(const char *p, size_t len)
 static void ref_lookup(const char *data, size_t size, const char *user,
 		       struct ref_result *r)
 {
-	size_t start = 0;
-	unsigned lineno = 0;
+	const size_t ulen = strlen(user);
 
 	memset(r, 0, sizeof(*r));
-	while (start < size) {
-		const char *p = data + start;
-		const char *nl = memchr(p, '\n', size - start);
-		size_t len = nl ? (size_t)(nl - p) : size - start;
-		const char *why;
+	/* The user's lines only; all lines when it has no valid one. */
+	for (int all = 0; all < 2 && !r->found; all++) {
+		size_t start = 0;
+		unsigned lineno = 0;
 
-		lineno++;
-		start += len + 1;
-		if (len > 0 && p[0] == '#') {
-			continue;
-		}
-		why = ref_why(p, len);
-		if (why != NULL) {
-			assert_true(r->nbad < 64);
-			r->bad_line[r->nbad] = lineno;
-			r->bad_why[r->nbad++] = why;
-			continue;
-		}
-		if (strlen(user) + 1 <= len && memcmp(p, user, strlen(user)) == 0 &&
-		    p[strlen(user)] == ':') {
-			const char *pw = p + strlen(user) + 1;
-			const char *c = memchr(pw, ':', len - strlen(user) - 1);
+		r->nbad = 0;
+		while (start < size) {
+			const char *p = data + start;
+			const char *nl = memchr(p, '\n', size - start);
+			size_t len = nl ? (size_t)(nl - p) : size - start;
+			bool mine = ulen + 1 <= len && p[ulen] == ':' &&
+				    memcmp(p, user, ulen) == 0;
+			const char *why;
 
-			assert_true((size_t)(c - pw) < sizeof(r->pass));
-			memcpy(r->pass, pw, (size_t)(c - pw));
-			r->found = true;
-			return;
+			lineno++;
+			start += len + 1;
+			if (len > 0 && p[0] == '#') {
+				continue;
+			}
+			why = ref_why(p, len);
+			if (why != NULL) {
+				if (all || mine) {
+					assert_true(r->nbad < 64);
+					r->bad_line[r->nbad] = lineno;
+					r->bad_why[r->nbad++] = why;
+				}
+				continue;
+			}
+			if (mine) {
+				const char *pw = p + ulen + 1;
+				const char *c = memchr(pw, ':', len - ulen - 1);
+
+				assert_true((size_t)(c - pw) < sizeof(r->pass));
+				memcpy(r->pass, pw, (size_t)(c - pw));
+				r->found = true;
+				break;
+			}
 		}
 	}
 }
@@ -661,14 +698,16 @@ static void passdb_random(void **state)
 	mt_log_clear();
 }
 
-/* A passdb that is not a regular file is read whole, not mapped. */
+/* Only a regular file is a passdb: /dev/null is refused, not read as an
+ * empty file (test_pam_matrix_files.c has FIFOs and /dev/zero). */
 static void passdb_not_regular(void **state)
 {
 	struct mt_env *t = *state;
 
 	mt_service(t, "svc", "auth required %s/pam_matrix.so passdb=%s\n",
 		   t->moddir, "/dev/null");
-	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_AUTH_ERR);
+	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_AUTHINFO_UNAVAIL);
+	assert_true(mt_log_has("/dev/null: passdb is not a regular file"));
 }
 
 /* ---- account ------------------------------------------------------------ */
@@ -729,6 +768,10 @@ static void account_bad_lines(void **state)
 	mt_passdb(t, "\nalice:secret:other\r\nalice\nalice:secret:svc\n");
 	mt_matrix_service(t, "");
 	assert_int_equal(acct_as(t, "svc", "alice"), PAM_SUCCESS);
+	assert_logged_line(t, 2, "CRLF");
+	assert_int_equal(mt_log_count_has("line skipped"), 1);
+	mt_log_clear();
+	assert_int_equal(acct_as(t, "svc", "bob"), PAM_PERM_DENIED);
 	assert_logged_line(t, 1, "blank line");
 	assert_logged_line(t, 2, "CRLF");
 	assert_logged_line(t, 3, "too few fields");

@@ -276,6 +276,32 @@ static void change_through_symlink(void **state)
 	assert_no_leftovers(t);
 }
 
+/* The rewrite's temporary file has no name until just before the rename;
+ * the fixed name it then gets, left by a writer killed between the link
+ * and the rename, is removed by the next password change. */
+static void change_leftover(void **state)
+{
+	struct mt_env *t = *state;
+	char left[PATH_MAX + 32];
+	char *after;
+	struct mt_conv c;
+	struct stat st;
+
+	mt_passdb(t, "zed:old-pw:svc\n");
+	mt_matrix_service(t, "");
+	snprintf(left, sizeof(left), "%s.pam_matrix-new", t->passdb);
+	mt_write(t, "passdb.pam_matrix-new", "zed:stale:svc\n", 14);
+	mt_conv_init(&c, 3, "old-pw", "changed", "changed");
+	assert_int_equal(mt_run(t, "svc", "zed", &c, MT_CHAUTHTOK, 0),
+			 PAM_SUCCESS);
+	mt_conv_free(&c);
+	assert_int_equal(stat(left, &st), -1);
+	after = mt_read(t->passdb, NULL);
+	assert_string_equal(after, "zed:changed:svc\n");
+	free(after);
+	assert_no_leftovers(t);
+}
+
 /* The tokens are left for the modules stacked after pam_matrix. */
 static void change_sets_tokens(void **state)
 {
@@ -439,6 +465,7 @@ int main(void)
 		T(change_no_passdb),
 		T(change_keeps_bytes),
 		T(change_through_symlink),
+		T(change_leftover),
 		T(change_sets_tokens),
 		T(chauthtok_direct_flags),
 		T(change_concurrent),

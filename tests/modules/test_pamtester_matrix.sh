@@ -95,13 +95,13 @@ check "new password works" 0 $rc "successfully authenticated"
 rc=0; slowly n3w one two | wrapped svc alice chauthtok || rc=$?
 check "chauthtok mismatch" 1 $rc "Passwords do not match"
 
-# The passdb from the environment, and a blank line in it.
-printf '\nalice:envpw:svc\n' >"$dir/envdb"
+# The passdb from the environment, and a bad line of alice's in it.
+printf 'alice:broken\nalice:envpw:svc\n' >"$dir/envdb"
 echo "auth required pam_matrix.so" >"$dir/services/envsvc"
 rc=0; echo envpw | PAM_WRAPPER_DEBUGLEVEL=1 PAM_MATRIX_PASSWD=$dir/envdb \
 	wrapped envsvc alice authenticate || rc=$?
 check "PAM_MATRIX_PASSWD" 0 $rc "successfully authenticated"
-check "bad line logged" 0 $rc "$dir/envdb:1: blank line"
+check "bad line logged" 0 $rc "$dir/envdb:1: too few fields"
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -16,8 +16,9 @@
  * which applications' tests match on.  Passwords we read are handed to
  * libpam as PAM_AUTHTOK/PAM_OLDAUTHTOK (libpam keeps its own copy, which we
  * never touch again) and our own copies are wiped before they are freed.
- * Lookups go through the process's passdb cache (passdb_cache.h), which is
- * why the module is never unloaded.
+ * Every lookup reads the passdb anew (passdb.h) and the module keeps no
+ * state of its own, so libpam may unload it at every pam_end and it needs
+ * no care for threads or fork().
  */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -32,7 +33,6 @@
 
 #include "modutil.h"
 #include "passdb.h"
-#include "passdb_cache.h"
 
 #define PM_DATA_KEY "pam_matrix:auth_data"
 
@@ -418,9 +418,6 @@ static int pm_chauthtok_update(pam_handle_t *pamh, int argc,
 		goto out;
 	}
 	rv = pm_passdb_set_password(pamh, o.passdb, user, pw1);
-	/* A new file (a new inode) is noticed anyway; do not keep the old
-	 * one mapped. */
-	pm_passdb_forget(o.passdb);
 	if (rv == PAM_SUCCESS) {
 		rv = pam_set_item(pamh, PAM_AUTHTOK, pw1);
 	}

@@ -4,9 +4,9 @@
  * pam_set_items, pam_get_items): exporting the PAM entry points from a
  * library built with hidden visibility, one-message conversations that
  * always hand the application a valid response pointer, and option parsing.
- * The file lives in pam_matrix/ because it is the biggest user; the other
- * modules compile ../pam_matrix/modutil.c into themselves (each module is a
- * self-contained .so, nothing is shared at run time).
+ * pwrap_add_module (src/modules/CMakeLists.txt) compiles modutil.c into
+ * every module and puts this directory on its include path: each module is
+ * a self-contained .so, nothing is shared at run time.
  */
 #ifndef PWRAP_MODUTIL_H
 #define PWRAP_MODUTIL_H

@@ -1,0 +1,1218 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pam_matrix's passdb code (src/modules/pam_matrix/passdb.c) compiled into
+ * this program with a pam_syslog() that records what it logs.  Built twice
+ * (tests/modules/CMakeLists.txt): with the module's read buffer and size
+ * bound, and with the smallest buffer (a read edge every 16 KiB) and a
+ * 2 MiB bound; the tests place lines relative to PM_READ_BUF and
+ * PM_PASSDB_MAX, so both builds run every case.
+ *
+ *   - lookups agree with a plain reference reading of the line rules on
+ *     random passdbs: same line, same fields, and exactly the "file:line:
+ *     reason" reports the contract asks for (the malformed lines starting
+ *     with "USER:" before the line used; every malformed line when USER
+ *     has none);
+ *   - lines placed across the first read edge: "\nUSER:" split by it, a
+ *     candidate line split by it, lines of PM_LINE_MAX and PM_LINE_MAX + 1
+ *     bytes across it;
+ *   - what is not a regular file (a FIFO, /dev/zero, /dev/null, a
+ *     directory) is refused at once, and so is a file over PM_PASSDB_MAX,
+ *     by its size or by the bytes actually read (a /proc file);
+ *   - a passdb truncated and rewritten in place during lookups gives clean
+ *     answers, never a signal;
+ *   - fork() while other threads do the first lookups of a process leaves
+ *     children that can look up (no lock held for ever).
+ * Files live in a private directory below $TMPDIR.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <security/pam_ext.h>
+
+#include "passdb.h"
+
+static const char *self_exe; /* argv[0], for the fork worker */
+
+/* ---- log capture ----------------------------------------------------- */
+
+#define MAXLOG 100000
+
+static char *logs[MAXLOG];
+static size_t nlogs;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool log_off; /* threads and forks: nothing recorded, no lock */
+
+void pam_syslog(const pam_handle_t *pamh, int priority, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	(void)pamh;
+	(void)priority;
+	if (log_off) {
+		return;
+	}
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0) {
+		s = NULL;
+	}
+	va_end(ap);
+	pthread_mutex_lock(&log_lock);
+	if (s != NULL && nlogs < MAXLOG) {
+		logs[nlogs++] = s;
+		s = NULL;
+	}
+	pthread_mutex_unlock(&log_lock);
+	free(s);
+}
+
+static void log_clear(void)
+{
+	for (size_t i = 0; i < nlogs; i++) {
+		free(logs[i]);
+	}
+	nlogs = 0;
+}
+
+static void log_dump(void)
+{
+	for (size_t i = 0; i < nlogs; i++) {
+		fprintf(stderr, "log: %s\n", logs[i]);
+	}
+}
+
+/* Exactly one line was logged and it is WANT. */
+static void assert_one_log(const char *want)
+{
+	if (nlogs != 1 || strcmp(logs[0], want) != 0) {
+		log_dump();
+		fail_msg("expected exactly the log line \"%s\"", want);
+	}
+}
+
+/* ---- buffers, files ------------------------------------------------- */
+
+struct buf {
+	char *d;
+	size_t n;
+	size_t cap;
+};
+
+static void put(struct buf *b, const char *s, size_t len)
+{
+	if (b->n + len > b->cap) {
+		b->cap = (b->n + len) * 2 + 64;
+		b->d = realloc(b->d, b->cap);
+		assert_non_null(b->d);
+	}
+	memcpy(b->d + b->n, s, len);
+	b->n += len;
+}
+
+static void puts_(struct buf *b, const char *s)
+{
+	put(b, s, strlen(s));
+}
+
+static void putc_n(struct buf *b, char c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		put(b, &c, 1);
+	}
+}
+
+struct env {
+	char dir[PATH_MAX];
+	char path[PATH_MAX + 32];
+};
+
+static int setup(void **state)
+{
+	struct env *t = calloc(1, sizeof(*t));
+	const char *tmp = getenv("TMPDIR");
+
+	if (t == NULL) {
+		return -1;
+	}
+	snprintf(t->dir, sizeof(t->dir), "%s/pwrap-passdb.XXXXXX",
+		 tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+	if (mkdtemp(t->dir) == NULL) {
+		free(t);
+		return -1;
+	}
+	snprintf(t->path, sizeof(t->path), "%s/passdb", t->dir);
+	log_clear();
+	*state = t;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *t = *state;
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "cannot remove %s\n", t->dir);
+	}
+	free(t);
+	log_clear();
+	return 0;
+}
+
+static void write_file(const char *path, const char *d, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, d, n), (ssize_t)n);
+	assert_int_equal(close(fd), 0);
+}
+
+/* The whole file at PATH, malloc'd; *N its size. */
+static char *read_all(const char *path, size_t *n)
+{
+	struct stat st;
+	char *d;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	d = malloc((size_t)st.st_size + 1);
+	assert_non_null(d);
+	assert_int_equal(read(fd, d, (size_t)st.st_size), st.st_size);
+	close(fd);
+	*n = (size_t)st.st_size;
+	return d;
+}
+
+/* In a forked child: the default action for the signals cmocka catches,
+ * so that a crash kills the child (which its parent sees) instead of
+ * running the rest of the suite in it. */
+static void child_signals(void)
+{
+	static const int sigs[] = { SIGBUS, SIGSEGV, SIGFPE, SIGILL, SIGSYS,
+				    SIGABRT };
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		signal(sigs[i], SIG_DFL);
+	}
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "timed out: opening or reading the passdb "
+				  "blocked\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more to do */
+	}
+	_exit(124);
+}
+
+/* Arms a 10 s alarm that ends the test program with a message: a
+ * regression fails instead of hanging. */
+static void alarm_arm(void)
+{
+	signal(SIGALRM, on_alarm);
+	alarm(10);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Waits up to SECS seconds for PID; kills it when it hangs.  Its exit
+ * code, -1 for a hang, or -2 - N for death by signal N. */
+static int wait_bounded(pid_t pid, double secs)
+{
+	double end = now() + secs;
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid) {
+			return WIFEXITED(st) ? WEXITSTATUS(st)
+					     : -2 - WTERMSIG(st);
+		}
+		if (r < 0 || now() > end) {
+			kill(pid, SIGKILL);
+			(void)waitpid(pid, &st, 0);
+			return -1;
+		}
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+}
+
+/* ---- the reference reading ------------------------------------------ */
+
+/* NULL for a valid line, "" for a comment, else the logged reason. */
+static const char *ref_why(const char *p, size_t len)
+{
+	size_t colons = 0;
+	bool blank = true;
+
+	if (len > 0 && p[0] == '#') {
+		return "";
+	}
+	if (len > 8192) {
+		return "line longer than 8192 bytes";
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r') {
+			blank = false;
+		}
+		colons += p[i] == ':';
+	}
+	if (len == 0 || blank) {
+		return "blank line";
+	}
+	if (p[len - 1] == '\r') {
+		return "CRLF line ending (line ends with CR)";
+	}
+	if (memchr(p, '\0', len) != NULL) {
+		return "NUL byte in line";
+	}
+	if (colons < 2) {
+		return "too few fields (expected user:password:service)";
+	}
+	if (colons > 2) {
+		return "too many fields (expected user:password:service)";
+	}
+	if (p[0] == ':') {
+		return "empty user name";
+	}
+	return NULL;
+}
+
+struct ref {
+	bool found;
+	const char *pass, *service;
+	size_t pass_len, service_len;
+	char **want; /* expected log lines */
+	size_t nwant;
+};
+
+static void ref_free(struct ref *r)
+{
+	for (size_t i = 0; i < r->nwant; i++) {
+		free(r->want[i]);
+	}
+	free(r->want);
+	memset(r, 0, sizeof(*r));
+}
+
+static void ref_want(struct ref *r, const char *path, unsigned long lineno,
+		     const char *why)
+{
+	r->want = realloc(r->want, (r->nwant + 1) * sizeof(*r->want));
+	assert_non_null(r->want);
+	assert_true(asprintf(&r->want[r->nwant++], "%s:%lu: %s, line skipped",
+			     path, lineno, why) > 0);
+}
+
+/* What a lookup of USER in D[0, N) must answer and log. */
+static void ref_lookup(const char *path, const char *d, size_t n,
+		       const char *user, struct ref *r)
+{
+	size_t ulen = strlen(user);
+	bool can = ulen > 0 && ulen < 8192 && strpbrk(user, ":\n") == NULL;
+
+	memset(r, 0, sizeof(*r));
+	/* two readings: with the user's lines only, then all lines */
+	for (int all = 0; all < 2 && !r->found; all++) {
+		unsigned long lineno = 0;
+		size_t pos = 0;
+
+		for (size_t i = 0; i < r->nwant; i++) {
+			free(r->want[i]);
+		}
+		r->nwant = 0;
+		while (pos < n) {
+			const char *p = d + pos;
+			const char *nl = memchr(p, '\n', n - pos);
+			size_t len = nl ? (size_t)(nl - p) : n - pos;
+			const char *why = ref_why(p, len);
+			bool mine = can && len > ulen && p[ulen] == ':' &&
+				    memcmp(p, user, ulen) == 0;
+
+			lineno++;
+			pos += len + 1;
+			if (why == NULL && mine) {
+				const char *c2 = memchr(p + ulen + 1, ':',
+							len - ulen - 1);
+
+				r->found = true;
+				r->pass = p + ulen + 1;
+				r->pass_len = (size_t)(c2 - r->pass);
+				r->service = c2 + 1;
+				r->service_len = (size_t)(p + len - r->service);
+				break;
+			}
+			if (why != NULL && *why != '\0' && (all || mine)) {
+				ref_want(r, path, lineno, why);
+			}
+		}
+	}
+}
+
+/* The captured log is exactly R's expected lines. */
+static void check_logs(const struct ref *r, const char *what)
+{
+	bool ok = nlogs == r->nwant;
+
+	for (size_t i = 0; ok && i < nlogs; i++) {
+		ok = strcmp(logs[i], r->want[i]) == 0;
+	}
+	if (!ok) {
+		log_dump();
+		for (size_t i = 0; i < r->nwant; i++) {
+			fprintf(stderr, "want: %s\n", r->want[i]);
+		}
+		fail_msg("%s: logged %zu lines, expected %zu", what, nlogs,
+			 r->nwant);
+	}
+}
+
+/* A lookup of USER in the passdb at PATH, which holds D[0, N), answers
+ * and logs as the reference says. */
+static void check_lookup(const char *path, const char *d, size_t n,
+			 const char *user, const char *what)
+{
+	struct pm_found f = PM_FOUND_INIT;
+	struct ref r;
+
+	ref_lookup(path, d, n, user, &r);
+	log_clear();
+	assert_int_equal(pm_passdb_lookup(NULL, path, user, &f), PAM_SUCCESS);
+	check_logs(&r, what);
+	if (f.found != r.found) {
+		fail_msg("%s: found %d, reference %d", what, f.found, r.found);
+	}
+	if (f.found) {
+		assert_int_equal(f.pass_len, r.pass_len);
+		assert_memory_equal(f.pass, r.pass, r.pass_len);
+		assert_int_equal(f.pass[f.pass_len], '\0');
+		assert_int_equal(f.service_len, r.service_len);
+		assert_memory_equal(f.service, r.service, r.service_len);
+		assert_int_equal(f.service[f.service_len], '\0');
+	}
+	pm_found_free(&f);
+	ref_free(&r);
+	log_clear();
+}
+
+/* ---- random passdbs -------------------------------------------------- */
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
+
+static unsigned rnd(unsigned n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (unsigned)(rng_state % n);
+}
+
+/* Names of several lengths, one that is a prefix of another, one that
+ * starts like a comment, one with ':' and the empty one. */
+static const char *const users[] = {
+	"a", "bo", "u1", "user999999", "alice", "u1x", "#c",
+	"n62aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	"x:y", "",
+};
+#define NUSERS_LINES 8 /* users[] that appear in lines */
+#define NUSERS (sizeof(users) / sizeof(users[0]))
+
+/* One line without its '\n': mostly valid when GOOD. */
+static void random_line(struct buf *b, bool good, unsigned i)
+{
+	const char *u = users[rnd(NUSERS_LINES)];
+	char tmp[64];
+
+	if (good && rnd(50) != 0) {
+		puts_(b, u);
+		snprintf(tmp, sizeof(tmp), ":pw%u:svc%u", i, rnd(100));
+		puts_(b, tmp);
+		return;
+	}
+	switch (rnd(17)) {
+	case 0:
+		break; /* empty */
+	case 1:
+		puts_(b, " \t ");
+		break;
+	case 2:
+		puts_(b, u);
+		puts_(b, ":pw:svc\r");
+		break;
+	case 3:
+		puts_(b, u);
+		put(b, ":p\0w:svc", 8);
+		break;
+	case 4:
+		puts_(b, u);
+		puts_(b, ":pw");
+		break;
+	case 5:
+		puts_(b, u);
+		puts_(b, ":a:b:c");
+		break;
+	case 6:
+		puts_(b, "#");
+		puts_(b, u);
+		puts_(b, ":c:s");
+		break;
+	case 7:
+		puts_(b, "# a comment");
+		break;
+	case 8:
+		puts_(b, ":pw:svc");
+		break;
+	case 9:
+		/* around the 8192-byte limit */
+		puts_(b, u);
+		puts_(b, ":");
+		putc_n(b, 'L', 8180 + rnd(20));
+		puts_(b, ":s");
+		break;
+	case 10:
+		puts_(b, u);
+		puts_(b, ":p\rw:svc"); /* a CR inside is fine */
+		break;
+	case 11:
+		puts_(b, u);
+		puts_(b, "::");
+		break;
+	case 12:
+		puts_(b, "::::");
+		break;
+	case 13:
+		/* long: a comment, blanks, or a line of a user */
+		puts_(b, rnd(3) == 0 ? "#" : rnd(2) ? " " : u);
+		putc_n(b, rnd(2) ? ' ' : ':', 8190 + rnd(30));
+		break;
+	case 14:
+		puts_(b, "nocolon");
+		break;
+	case 15:
+		puts_(b, u); /* a name alone, then a valid line */
+		puts_(b, "\n");
+		puts_(b, u);
+		puts_(b, ":late:svc");
+		break;
+	default:
+		puts_(b, u);
+		snprintf(tmp, sizeof(tmp), ":pw%u:", i);
+		puts_(b, tmp);
+		putc_n(b, 's', rnd(50));
+		break;
+	}
+}
+
+static void random_passdb(struct buf *b, unsigned nlines, bool good)
+{
+	b->n = 0;
+	for (unsigned i = 0; i < nlines; i++) {
+		random_line(b, good, i);
+		if (i + 1 < nlines || rnd(2)) {
+			put(b, "\n", 1);
+		}
+	}
+}
+
+/* Random files of a few lines and of thousands (many read edges in the
+ * small-buffer build), every user looked up in each. */
+static void lookup_random(void **state)
+{
+	struct env *t = *state;
+	struct buf b = { NULL, 0, 0 };
+	char what[160];
+
+	for (int it = 0; it < 300; it++) {
+		unsigned nlines = rnd(it % 10 == 0 ? 4000 : 80);
+
+		bool good = rnd(3) != 0;
+
+		random_passdb(&b, nlines, good);
+		while (b.n > PM_PASSDB_MAX) { /* the small build's bound */
+			random_passdb(&b, nlines /= 2, good);
+		}
+		write_file(t->path, b.d, b.n);
+		for (size_t u = 0; u < NUSERS; u++) {
+			snprintf(what, sizeof(what),
+				 "iteration %d (%zu bytes), user \"%s\"", it,
+				 b.n, users[u]);
+			check_lookup(t->path, b.d, b.n, users[u], what);
+		}
+	}
+	free(b.d);
+}
+
+/* ---- hand-made cases -------------------------------------------------- */
+
+/* The report contract, line by line. */
+static void lookup_reports(void **state)
+{
+	struct env *t = *state;
+	struct buf b = { NULL, 0, 0 };
+	char want[PATH_MAX + 128];
+	const char *who[] = { "alice", "bob", "nobody", "", "a:b", "alic" };
+
+	puts_(&b, "# comment\n");            /* 1 */
+	puts_(&b, "alice:x\n");              /* 2 too few, alice's */
+	puts_(&b, "bob\n");                  /* 3 too few */
+	puts_(&b, "\n");                     /* 4 blank */
+	puts_(&b, "alice:a:b:c\n");          /* 5 too many, alice's */
+	putc_n(&b, ' ', 9000);               /* 6 long (and blank) */
+	puts_(&b, "\n#");                    /* 7 a long comment */
+	putc_n(&b, 'x', 9000);
+	puts_(&b, "\nalice:pw:svc\n");       /* 8 alice */
+	puts_(&b, "alice:x:y\r\n");          /* 9 CR, after alice */
+	puts_(&b, "zed:1:2:3\n");            /* 10 too many */
+	puts_(&b, "bob:");                   /* 11 bob's, long */
+	putc_n(&b, 'b', 9000);
+	puts_(&b, "\n:no:user");             /* 12 empty user, no '\n' */
+	write_file(t->path, b.d, b.n);
+
+	/* Found: only the lines that start with "alice:" before line 8. */
+	for (size_t i = 0; i < sizeof(who) / sizeof(who[0]); i++) {
+		check_lookup(t->path, b.d, b.n, who[i], who[i]);
+	}
+	{
+		struct pm_found f = PM_FOUND_INIT;
+
+		assert_int_equal(pm_passdb_lookup(NULL, t->path, "alice", &f),
+				 PAM_SUCCESS);
+		assert_true(f.found);
+		assert_string_equal(f.pass, "pw");
+		assert_string_equal(f.service, "svc");
+		assert_int_equal(nlogs, 2);
+		snprintf(want, sizeof(want),
+			 "%s:2: too few fields (expected user:password:"
+			 "service), line skipped", t->path);
+		assert_string_equal(logs[0], want);
+		snprintf(want, sizeof(want), "%s:5: too many fields", t->path);
+		assert_non_null(strstr(logs[1], want));
+		log_clear();
+		/* Unknown: all twelve but the comments, in order. */
+		assert_int_equal(pm_passdb_lookup(NULL, t->path, "nobody", &f),
+				 PAM_SUCCESS);
+		assert_false(f.found);
+		assert_int_equal(nlogs, 9);
+		snprintf(want, sizeof(want), "%s:6: line longer than 8192",
+			 t->path);
+		assert_non_null(strstr(logs[4], want));
+		snprintf(want, sizeof(want), "%s:11: line longer than 8192",
+			 t->path);
+		assert_non_null(strstr(logs[7], want));
+		snprintf(want, sizeof(want), "%s:12: empty user name",
+			 t->path);
+		assert_non_null(strstr(logs[8], want));
+		log_clear();
+		pm_found_free(&f);
+	}
+	/* A well-formed file: nothing to report. */
+	write_file(t->path, "a:1:s\nb:2:s\n", 12);
+	check_lookup(t->path, "a:1:s\nb:2:s\n", 12, "b", "good file");
+	free(b.d);
+}
+
+/* First line, last line without '\n', NUL, CR, first valid line wins. */
+static void lookup_lines(void **state)
+{
+	struct env *t = *state;
+	static const struct {
+		const char *data;
+		size_t n;
+		const char *user;
+	} cases[] = {
+#define C(s, u) { s, sizeof(s) - 1, u }
+		C("alice:first:svc\nalice:second:svc\n", "alice"),
+		C("bob:b:s\nalice:last:svc", "alice"),
+		C("alice:x:y\nalice:last:svc", "alice"),
+		C("alice:last", "alice"),
+		C("alice:", "alice"),
+		C("alice", "alice"),
+		C("alice:p\0w:svc\nalice:good:svc\n", "alice"),
+		C("alice:pw:svc\r\nalice:good:svc\n", "alice"),
+		C("alice:p\rw:svc\n", "alice"),
+		C("\nalice::\n", "alice"),
+		C("xalice:a:b\n alice:b:c\nalice:c:d", "alice"),
+		C("#alice:a:b\nalice:c:d\n", "#alice"),
+		C("", "alice"),
+		C("\n\n\n", "alice"),
+		C("alice:a:b\n", "alic"),
+		C("alice:a:b\n", "alicex"),
+#undef C
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char what[32];
+
+		snprintf(what, sizeof(what), "case %zu", i);
+		write_file(t->path, cases[i].data, cases[i].n);
+		check_lookup(t->path, cases[i].data, cases[i].n, cases[i].user,
+			     what);
+	}
+}
+
+/* Valid filler lines "f:p:sss...\n" of exactly N bytes in all (N is 0
+ * or at least 5). */
+static void filler(struct buf *b, size_t n)
+{
+	assert_true(n == 0 || n >= 5);
+	while (n > 0) {
+		size_t len = n > 128 ? 64 : n; /* a last line of 5..128 */
+
+		puts_(b, "f:p:");
+		putc_n(b, 's', len - 5);
+		puts_(b, "\n");
+		n -= len;
+	}
+}
+
+/* For placements over a long range: its ends, its middle and the last
+ * dozen offsets before the edge; every offset of a short range. */
+static bool interesting(long d, long from, long to)
+{
+	long mid = (from + to) / 2;
+
+	return to - from <= 40 || d <= from + 3 || d >= -12 ||
+	       (d >= mid - 2 && d <= mid + 2);
+}
+
+/*
+ * The first read of a big file fills the buffer: the '\n' put before the
+ * file and its first PM_READ_BUF - 1 bytes.  Lines of the user (valid,
+ * malformed, long) are placed so that they start at every offset around
+ * that edge, with "\nUSER:" split by it and the line split by it; each
+ * lookup must answer and log as the reference.
+ */
+static void lookup_read_edges(void **state)
+{
+	struct env *t = *state;
+	const size_t edge = PM_READ_BUF - 1; /* first file byte of read 2 */
+	struct buf line = { NULL, 0, 0 };
+	struct buf b = { NULL, 0, 0 };
+	char what[160];
+	int ncases = 0;
+
+	for (int kind = 0; kind < 7; kind++) {
+		/* where the user's first line starts, relative to edge */
+		long from = -12, to = 3;
+
+		line.n = 0;
+		switch (kind) {
+		case 0: /* valid */
+			puts_(&line, "alice:pw:svc\n");
+			break;
+		case 1: /* malformed, then valid */
+			puts_(&line, "alice:bad\nalice:pw:svc\n");
+			break;
+		case 2: /* NUL, then CR, then valid */
+			put(&line, "alice:p\0w:svc\nalice:pw:svc\r\n", 28);
+			puts_(&line, "alice:good:svc\n");
+			break;
+		case 3: /* exactly PM_LINE_MAX bytes */
+		case 4: /* PM_LINE_MAX + 1 bytes, then valid */
+			puts_(&line, "alice:");
+			putc_n(&line, 'x', PM_LINE_MAX - 10 + (kind == 4));
+			puts_(&line, ":svc\nalice:pw:svc\n");
+			from = -(long)PM_LINE_MAX - 3;
+			to = 3;
+			break;
+		case 5: /* a long comment and a long blank line first */
+			puts_(&line, "#");
+			putc_n(&line, 'c', PM_LINE_MAX + 5);
+			puts_(&line, "\n");
+			putc_n(&line, ' ', PM_LINE_MAX + 5);
+			puts_(&line, "\nalice:pw:svc\n");
+			from = -(long)PM_LINE_MAX - 10;
+			to = 2;
+			break;
+		default: /* the last line, no '\n' */
+			puts_(&line, "alice:pw:svc");
+			break;
+		}
+		for (long d = from; d <= to; d++) {
+			size_t at = (size_t)((long)edge + d);
+
+			if (!interesting(d, from, to)) {
+				continue;
+			}
+			b.n = 0;
+			filler(&b, at);
+			put(&b, line.d, line.n);
+			if (kind != 6) {
+				filler(&b, 3 * PM_LINE_MAX);
+			}
+			write_file(t->path, b.d, b.n);
+			snprintf(what, sizeof(what),
+				 "kind %d at edge%+ld (file %zu bytes)", kind,
+				 d, b.n);
+			check_lookup(t->path, b.d, b.n, "alice", what);
+			check_lookup(t->path, b.d, b.n, "nobody", what);
+			ncases++;
+		}
+	}
+	print_message("%d placements around the read edge at %zu\n", ncases,
+		      edge);
+	free(line.d);
+	free(b.d);
+}
+
+/* ---- what is refused ------------------------------------------------- */
+
+/* Refused at once (within a second), with PAM_AUTHINFO_UNAVAIL and one
+ * message naming PATH, for a lookup and for a password change. */
+static void check_refused(const char *path, const char *reason)
+{
+	struct pm_found f = PM_FOUND_INIT;
+	char want[PATH_MAX + 128];
+	double t0 = now();
+
+	snprintf(want, sizeof(want), "%s: %s", path, reason);
+	log_clear();
+	alarm_arm();
+	assert_int_equal(pm_passdb_lookup(NULL, path, "alice", &f),
+			 PAM_AUTHINFO_UNAVAIL);
+	assert_false(f.found);
+	assert_one_log(want);
+	log_clear();
+	assert_int_equal(pm_passdb_set_password(NULL, path, "alice", "n"),
+			 PAM_AUTHINFO_UNAVAIL);
+	assert_one_log(want);
+	alarm(0);
+	log_clear();
+	assert_true(now() - t0 < 1.0);
+}
+
+/* A FIFO: open() must not wait for a writer, nor reading for data. */
+static void refuse_fifo(void **state)
+{
+	struct env *t = *state;
+
+	assert_int_equal(mkfifo(t->path, 0600), 0);
+	check_refused(t->path, "passdb is not a regular file");
+}
+
+/* Devices: /dev/zero never ends, /dev/null is empty. */
+static void refuse_devices(void **state)
+{
+	struct env *t = *state;
+
+	check_refused("/dev/zero", "passdb is not a regular file");
+	check_refused("/dev/null", "passdb is not a regular file");
+	check_refused(t->dir, "passdb is not a regular file");
+}
+
+/* A sparse file of PM_PASSDB_MAX + 1 bytes: refused by its size. */
+static void refuse_too_big(void **state)
+{
+	struct env *t = *state;
+	char want[64];
+	int fd = open(t->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)PM_PASSDB_MAX + 1), 0);
+	assert_int_equal(close(fd), 0);
+	snprintf(want, sizeof(want),
+		 "passdb is larger than the limit of %llu bytes",
+		 (unsigned long long)PM_PASSDB_MAX);
+	check_refused(t->path, want);
+	/* At the limit it is read (only in the small build: reading 1 GiB
+	 * would take long under valgrind). */
+	if (PM_PASSDB_MAX <= ((unsigned long long)16 << 20)) {
+		struct pm_found f = PM_FOUND_INIT;
+
+		assert_int_equal(truncate(t->path, (off_t)PM_PASSDB_MAX), 0);
+		assert_int_equal(pm_passdb_lookup(NULL, t->path, "alice", &f),
+				 PAM_SUCCESS);
+		assert_false(f.found);
+		/* one line of NUL bytes, longer than a line may be */
+		assert_int_equal(nlogs, 1);
+		assert_non_null(strstr(logs[0], ":1: line longer than"));
+		log_clear();
+	}
+}
+
+/*
+ * Files that report size 0 but have content (/proc) are read to their
+ * end; one bigger than PM_PASSDB_MAX is refused by the bytes actually
+ * read.  /proc/self/smaps grows by some 700 bytes per mapping: with 4096
+ * more it passes 2 MiB (the small build's bound).
+ */
+static void refuse_proc_over_bound(void **state)
+{
+	struct pm_found f = PM_FOUND_INIT;
+	struct stat st;
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const size_t nmaps = 4096;
+	char *area;
+	char want[128];
+
+	(void)state;
+	if (stat("/proc/self/status", &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size != 0) {
+		skip();
+	}
+	assert_int_equal(pm_passdb_lookup(NULL, "/proc/self/status", "Name",
+					  &f),
+			 PAM_SUCCESS);
+	assert_false(f.found);
+	/* "Name:\t<program>" has one ':': its content was read */
+	assert_true(nlogs > 3);
+	assert_non_null(strstr(logs[0], "/proc/self/status:1: too few"));
+	log_clear();
+	if (PM_PASSDB_MAX > ((unsigned long long)2 << 20)) {
+		print_message("bound %llu: not reachable with /proc\n",
+			      (unsigned long long)PM_PASSDB_MAX);
+		return;
+	}
+	/* Pages alternately readable and not: mappings that do not merge. */
+	area = mmap(NULL, 2 * nmaps * page, PROT_READ,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(area != MAP_FAILED);
+	for (size_t i = 0; i < nmaps; i++) {
+		assert_int_equal(mprotect(area + (2 * i + 1) * page, page,
+					  PROT_NONE),
+				 0);
+	}
+	snprintf(want, sizeof(want),
+		 "/proc/self/smaps: passdb is larger than the limit of %llu "
+		 "bytes",
+		 (unsigned long long)PM_PASSDB_MAX);
+	assert_int_equal(pm_passdb_lookup(NULL, "/proc/self/smaps", "alice",
+					  &f),
+			 PAM_AUTHINFO_UNAVAIL);
+	assert_one_log(want);
+	log_clear();
+	assert_int_equal(munmap(area, 2 * nmaps * page), 0);
+}
+
+/* ---- a passdb rewritten in place -------------------------------------- */
+
+/* 1.5 MiB of users, then zed:pwXXXX:svc with X all A or all B. */
+static void inplace_content(struct buf *b, char x)
+{
+	char line[64];
+
+	b->n = 0;
+	for (unsigned i = 0; b->n < ((size_t)3 << 19); i++) {
+		snprintf(line, sizeof(line), "user%07u:pass%07u:svc\n", i, i);
+		puts_(b, line);
+	}
+	snprintf(line, sizeof(line), "zed:pw%c%c%c%c:svc\n", x, x, x, x);
+	puts_(b, line);
+}
+
+/*
+ * A writer truncates the passdb and writes it again in 64 KiB pieces
+ * (what "cat new > passdb" does), over and over, while a worker looks zed
+ * up.  The worker must never die of a signal (a mapped file that shrinks
+ * gives SIGBUS) and every answer must be clean: not found, or zed with a
+ * password of A and B bytes (a read may mix both versions).
+ */
+static void inplace_rewrite(void **state)
+{
+	struct env *t = *state;
+	struct buf a = { NULL, 0, 0 }, b = { NULL, 0, 0 };
+	pid_t writer, worker;
+	int st;
+
+	inplace_content(&a, 'A');
+	inplace_content(&b, 'B');
+	write_file(t->path, a.d, a.n);
+	writer = fork();
+	assert_true(writer >= 0);
+	if (writer == 0) {
+		child_signals();
+		for (unsigned round = 0;; round++) {
+			const struct buf *v = round % 2 ? &b : &a;
+			int fd = open(t->path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+			if (fd < 0) {
+				_exit(3);
+			}
+			for (size_t off = 0; off < v->n; off += 65536) {
+				size_t n = v->n - off < 65536 ? v->n - off
+							      : 65536;
+
+				if (write(fd, v->d + off, n) != (ssize_t)n) {
+					_exit(4);
+				}
+			}
+			close(fd);
+			/* whole for a moment, so that some lookups find zed */
+			nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+		}
+	}
+	worker = fork();
+	assert_true(worker >= 0);
+	if (worker == 0) {
+		/* no cmocka assertions in the child */
+		double end = now() + 2.0;
+		unsigned long n = 0, hits = 0;
+		int bad = 0;
+
+		child_signals();
+		log_off = true;
+		while (now() < end || n < 20) {
+			struct pm_found f = PM_FOUND_INIT;
+			int rv = pm_passdb_lookup(NULL, t->path, "zed", &f);
+
+			n++;
+			if (rv == PAM_SUCCESS && f.found) {
+				hits++;
+				bad |= f.pass_len != 6 ||
+				       strncmp(f.pass, "pw", 2) != 0 ||
+				       strspn(f.pass + 2, "AB") != 4 ||
+				       strcmp(f.service, "svc") != 0;
+			} else if (rv != PAM_SUCCESS) {
+				bad |= rv != PAM_AUTHINFO_UNAVAIL;
+			}
+			pm_found_free(&f);
+		}
+		fprintf(stderr, "# %lu lookups during rewrites, %lu found\n",
+			n, hits);
+		free(a.d); /* valgrind checks the child's heap at _exit */
+		free(b.d);
+		_exit(bad ? 1 : 0);
+	}
+	st = wait_bounded(worker, 60.0);
+	kill(writer, SIGKILL);
+	assert_int_equal(waitpid(writer, NULL, 0), writer);
+	free(a.d);
+	free(b.d);
+	if (st <= -2) {
+		fail_msg("the lookups died of signal %d", -2 - st);
+	}
+	if (st != 0) {
+		fail_msg("the lookups %s", st < 0 ? "hung" : "got a bad answer");
+	}
+}
+
+/* ---- fork during the first lookups ------------------------------------ */
+
+#define FORK_THREADS 4
+#define FORK_CHILDREN 30
+
+struct fork_thr {
+	const char *path;
+	volatile int stop;
+	unsigned long errors;
+};
+
+static void *fork_thread(void *arg)
+{
+	struct fork_thr *th = arg;
+
+	while (!th->stop) {
+		struct pm_found f = PM_FOUND_INIT;
+
+		if (pm_passdb_lookup(NULL, th->path, "user0001999", &f) !=
+			    PAM_SUCCESS ||
+		    !f.found) {
+			th->errors++;
+		}
+		pm_found_free(&f);
+	}
+	return NULL;
+}
+
+/*
+ * The worker, a fresh process (this program run as "--fork-worker PATH"):
+ * threads start their first lookups while this thread forks; each child
+ * looks up once and exits.  Exit 0, or 1 for a failed lookup, 2 for a
+ * child that hung or died.
+ */
+static int fork_worker(const char *path)
+{
+	pthread_t tid[FORK_THREADS];
+	struct fork_thr th = { path, 0, 0 };
+	int rc = 0;
+
+	log_off = true;
+	for (int i = 0; i < FORK_THREADS; i++) {
+		if (pthread_create(&tid[i], NULL, fork_thread, &th) != 0) {
+			return 3;
+		}
+	}
+	for (int i = 0; i < FORK_CHILDREN && rc == 0; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			rc = 3;
+			break;
+		}
+		if (pid == 0) {
+			struct pm_found f = PM_FOUND_INIT;
+			int ok = pm_passdb_lookup(NULL, path, "user0000007",
+						  &f) == PAM_SUCCESS &&
+				 f.found && strcmp(f.pass, "pass0000007") == 0;
+
+			_exit(ok ? 0 : 1);
+		}
+		switch (wait_bounded(pid, 10.0)) {
+		case 0:
+			break;
+		case 1:
+			rc = 1;
+			break;
+		default:
+			rc = 2;
+			break;
+		}
+	}
+	th.stop = 1;
+	for (int i = 0; i < FORK_THREADS; i++) {
+		pthread_join(tid[i], NULL);
+	}
+	return rc != 0 ? rc : th.errors != 0;
+}
+
+/* GCC 12's AddressSanitizer allocator is not fork-safe: a child forked
+ * while another thread holds one of its locks hangs in its first malloc,
+ * whatever the code under test does. */
+#if defined(__SANITIZE_ADDRESS__)
+#define PM_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PM_TEST_ASAN 1
+#endif
+#endif
+
+static void fork_first_lookups(void **state)
+{
+	struct env *t = *state;
+	struct buf b = { NULL, 0, 0 };
+	char line[64];
+
+#ifdef PM_TEST_ASAN
+	print_message("skipped under AddressSanitizer (its allocator is not "
+		      "fork-safe with threads)\n");
+	skip();
+#endif
+
+	for (unsigned i = 0; i < 2000; i++) {
+		snprintf(line, sizeof(line), "user%07u:pass%07u:svc\n", i, i);
+		puts_(&b, line);
+	}
+	write_file(t->path, b.d, b.n);
+	free(b.d);
+	for (int round = 0; round < 5; round++) {
+		pid_t pid = fork();
+		int rc;
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			execl(self_exe, self_exe, "--fork-worker", t->path,
+			      (char *)NULL);
+			_exit(127);
+		}
+		rc = wait_bounded(pid, 60.0);
+		if (rc != 0) {
+			fail_msg("round %d: worker says %d (1: a lookup "
+				 "failed, 2: a forked child hung or died, -1: "
+				 "the worker hung, below: it died)",
+				 round, rc);
+		}
+	}
+}
+
+/* ---- password changes -------------------------------------------------- */
+
+/* set_password logs like a lookup, numbers its own errors, and keeps
+ * every other byte. */
+static void set_password_reports(void **state)
+{
+	struct env *t = *state;
+	static const char orig[] = "bob\nalice:x\n\nalice:old:svc\nzed:1\n";
+	static const char want[] = "bob\nalice:x\n\nalice:n3w:svc\nzed:1\n";
+	char expect[PATH_MAX + 128];
+	struct pm_found f = PM_FOUND_INIT;
+
+	write_file(t->path, orig, sizeof(orig) - 1);
+	assert_int_equal(pm_passdb_set_password(NULL, t->path, "alice", "n3w"),
+			 PAM_SUCCESS);
+	snprintf(expect, sizeof(expect),
+		 "%s:2: too few fields (expected user:password:service), "
+		 "line skipped",
+		 t->path);
+	assert_one_log(expect);
+	log_clear();
+	{
+		size_t n;
+		char *got = read_all(t->path, &n);
+
+		assert_int_equal(n, sizeof(want) - 1);
+		assert_memory_equal(got, want, n);
+		free(got);
+	}
+	assert_int_equal(pm_passdb_lookup(NULL, t->path, "alice", &f),
+			 PAM_SUCCESS);
+	assert_string_equal(f.pass, "n3w");
+	pm_found_free(&f);
+	log_clear();
+	/* Its own error names the line. */
+	assert_int_equal(pm_passdb_set_password(NULL, t->path, "alice", "a:b"),
+			 PAM_AUTHTOK_ERR);
+	assert_int_equal(nlogs, 2);
+	assert_non_null(strstr(logs[1], "passdb:4: new password contains"));
+	log_clear();
+	/* Unknown: every bad line, then the error. */
+	assert_int_equal(pm_passdb_set_password(NULL, t->path, "nobody", "x"),
+			 PAM_USER_UNKNOWN);
+	assert_int_equal(nlogs, 5);
+	assert_non_null(strstr(logs[4], "no line for user nobody"));
+	log_clear();
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(lookup_random),
+		T(lookup_reports),
+		T(lookup_lines),
+		T(lookup_read_edges),
+		T(refuse_fifo),
+		T(refuse_devices),
+		T(refuse_too_big),
+		T(refuse_proc_over_bound),
+		T(inplace_rewrite),
+		T(fork_first_lookups),
+		T(set_password_reports),
+#undef T
+	};
+
+	self_exe = argv[0];
+	if (argc == 3 && strcmp(argv[1], "--fork-worker") == 0) {
+		return fork_worker(argv[2]);
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
