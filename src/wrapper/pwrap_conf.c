@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -41,26 +42,38 @@ struct sbuf {
 	bool failed;
 };
 
-static void sb_add(struct sbuf *b, const char *s, size_t n)
+/* Makes room for n more bytes and a NUL; false (and b->failed) when it
+ * cannot. */
+static bool sb_room(struct sbuf *b, size_t n)
 {
 	char *np;
 	size_t ncap;
 
-	if (b->failed) {
-		return;
+	if (b->failed || n > SIZE_MAX / 4 - b->len) {
+		b->failed = true;
+		return false;
 	}
-	if (b->len + n + 1 > b->cap) {
-		ncap = b->cap ? b->cap : 256;
-		while (ncap < b->len + n + 1) {
-			ncap *= 2;
-		}
-		np = realloc(b->p, ncap);
-		if (np == NULL) {
-			b->failed = true;
-			return;
-		}
-		b->p = np;
-		b->cap = ncap;
+	if (b->p != NULL && b->len + n + 1 <= b->cap) {
+		return true;
+	}
+	ncap = b->cap ? b->cap : 256;
+	while (ncap < b->len + n + 1) {
+		ncap *= 2;
+	}
+	np = realloc(b->p, ncap);
+	if (np == NULL) {
+		b->failed = true;
+		return false;
+	}
+	b->p = np;
+	b->cap = ncap;
+	return true;
+}
+
+static void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	if (!sb_room(b, n)) {
+		return;
 	}
 	memcpy(b->p + b->len, s, n);
 	b->len += n;

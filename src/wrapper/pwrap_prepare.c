@@ -99,14 +99,14 @@ static void gens_free(void)
  * the lock held.  A forked child gets a directory of its own, with the
  * files a test wrote into its parent's.
  */
-static int runtime_ready(const struct pwrap_source *src)
+static int runtime_ready(const struct pwrap_source *src, bool check)
 {
 	int rc;
 
 	if (pwrap_rundir_inherited()) {
 		pwrap_services_save_inherited();
 	}
-	rc = pwrap_rundir_ensure();
+	rc = pwrap_rundir_ensure(check);
 	if (rc == 1) {
 		gens_free();
 		pwrap_services_fill(src);
@@ -131,7 +131,7 @@ void pwrap_runtime_now(void)
 	/* A missing service dir only leaves services/ empty; pam_start
 	 * reports it. */
 	ok = pwrap_source_of(NULL, &src, false);
-	(void)runtime_ready(ok ? &src : NULL);
+	(void)runtime_ready(ok ? &src : NULL, true);
 	pthread_mutex_unlock(&prep_lock);
 }
 
@@ -566,7 +566,7 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 		goto out;
 	}
 	service_file_name(service, name);
-	if (runtime_ready(&src) != 0) {
+	if (runtime_ready(&src, false) != 0) {
 		goto out;
 	}
 	walk_reset(&w, &src);
@@ -576,7 +576,7 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 		 * a sweep after the program closed our lock descriptor):
 		 * check the directory, make a new one if needed, and try
 		 * once more. */
-		if (runtime_ready(&src) != 0) {
+		if (runtime_ready(&src, true) != 0) {
 			rc = PAM_ABORT;
 			goto out;
 		}

@@ -148,11 +148,13 @@ struct pwrap_rundir {
 };
 
 /*
- * Makes sure this process has a live runtime directory.  Returns 0 when the
- * one it had is still good, 1 when a new one was made (empty services/ and
- * conf/), -1 on failure (logged, with the real cause).
+ * Makes sure this process has a live runtime directory: it holds the lock,
+ * and with `check` the directory is still there (without, a vanished one is
+ * noticed by the caller's next stat of a file in it, which then checks).
+ * Returns 0 when the one it had is still good, 1 when a new one was made
+ * (empty services/ and conf/), -1 on failure (logged, with the real cause).
  */
-PWRAP_HIDDEN int pwrap_rundir_ensure(void);
+PWRAP_HIDDEN int pwrap_rundir_ensure(bool check);
 /* The current directory (NULL fields before the first ensure). */
 PWRAP_HIDDEN const struct pwrap_rundir *pwrap_rundir(void);
 /* True when the current directory was made by another process (the parent

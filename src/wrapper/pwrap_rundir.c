@@ -385,13 +385,14 @@ static bool relock(void)
 	return true;
 }
 
-int pwrap_rundir_ensure(void)
+int pwrap_rundir_ensure(bool check)
 {
 	struct stat st;
 
 	if (rd.top != NULL && rd.owner == getpid()) {
-		if ((lock_fd_ours() || relock()) && stat(rd.conf, &st) == 0 &&
-		    S_ISDIR(st.st_mode)) {
+		if ((lock_fd_ours() || relock()) &&
+		    (!check || (stat(rd.conf, &st) == 0 &&
+				S_ISDIR(st.st_mode)))) {
 			return 0;
 		}
 		PWRAP_LOG(PWRAP_LOG_DEBUG, "runtime directory %s is gone; "

@@ -5,12 +5,10 @@
  * a file over the size bound (refused), a file truncated and rewritten in
  * place while transactions read it (clean answers, never a signal), files
  * edited between transactions (each transaction reads the file anew), and
- * the bad-line reports of every transaction.  Also: the module keeps
- * nothing, so libpam really unloads it at pam_end.  The passdb code itself
+ * the bad-line reports of every transaction.  The passdb code itself
  * is tested line by line in test_passdb.c.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -419,23 +417,6 @@ static void files_chauthtok_seen(void **state)
 
 /* libpam unloads the module at pam_end: it keeps nothing that would need
  * it to stay (no -z nodelete). */
-static void files_module_unloaded(void **state)
-{
-	struct mt_env *t = *state;
-	char so[PATH_MAX];
-	void *h;
-
-	snprintf(so, sizeof(so), "%s/pam_matrix.so", t->moddir);
-	mt_passdb(t, "alice:secret:svc\n");
-	mt_matrix_service(t, "");
-	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SUCCESS);
-	h = dlopen(so, RTLD_NOW | RTLD_NOLOAD);
-	if (h != NULL) {
-		dlclose(h);
-		fail_msg("%s stayed loaded after pam_end", so);
-	}
-}
-
 #define T(f) cmocka_unit_test_setup_teardown(f, mt_setup, mt_teardown)
 
 int main(void)
@@ -448,7 +429,6 @@ int main(void)
 		T(files_edit_between_transactions),
 		T(files_bad_lines_every_transaction),
 		T(files_chauthtok_seen),
-		T(files_module_unloaded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -113,9 +113,8 @@ static int pm_open(pam_handle_t *pamh, const char *path, int *fd,
 		*fd = -1;
 		return pm_too_big(pamh, path);
 	}
-	/* O_NONBLOCK was for open(); reads of a regular file ignore it
-	 * almost everywhere, but need not. */
-	(void)fcntl(*fd, F_SETFL, 0);
+	/* O_NONBLOCK was for open(): it has no effect on reads of a
+	 * regular file. */
 	return PAM_SUCCESS;
 }
 
@@ -231,6 +230,7 @@ struct pm_src {
 	size_t len;
 	uint64_t base;
 	uint64_t nread; /* file bytes read, bounded by PM_PASSDB_MAX */
+	uint64_t size;  /* st_size when opened (0: unknown) */
 	bool eof;
 };
 
@@ -269,6 +269,13 @@ static int pm_src_fill(pam_handle_t *pamh, struct pm_src *s, size_t from)
 		s->nread += (uint64_t)n;
 		if (s->nread > PM_PASSDB_MAX) {
 			return pm_too_big(pamh, s->path);
+		}
+		/* A short read that reached the size fstat() gave is the end:
+		 * no second read() to be told so (files that report no size,
+		 * such as /proc ones, are read until read() returns 0). */
+		if ((size_t)n < want && s->size > 0 && s->nread >= s->size) {
+			s->eof = true;
+			break;
 		}
 	}
 	return PAM_SUCCESS;
@@ -562,7 +569,7 @@ static void pm_src_free(struct pm_src *s)
 int pm_passdb_lookup(pam_handle_t *pamh, const char *path, const char *user,
 		     struct pm_found *f)
 {
-	struct pm_src s = { path, -1, NULL, 0, 0, 0, 0, false };
+	struct pm_src s = { path, -1, NULL, 0, 0, 0, 0, 0, false };
 	const size_t ulen = strlen(user);
 	struct pm_hit h = { 0, 0, 0 };
 	bool found = false, bad = false;
@@ -575,6 +582,7 @@ int pm_passdb_lookup(pam_handle_t *pamh, const char *path, const char *user,
 	if (rv != PAM_SUCCESS) {
 		goto out;
 	}
+	s.size = (uint64_t)st.st_size;
 	/* The whole file plus the leading '\n' and a byte to see its end,
 	 * when that is less than PM_READ_BUF. */
 	want = (uint64_t)st.st_size + 2;
@@ -935,7 +943,7 @@ out:
 int pm_passdb_set_password(pam_handle_t *pamh, const char *path,
 			   const char *user, const char *newpw)
 {
-	struct pm_src s = { path, -1, NULL, 0, 0, 0, 0, false };
+	struct pm_src s = { path, -1, NULL, 0, 0, 0, 0, 0, false };
 	const size_t ulen = strlen(user);
 	struct pm_hit h = { 0, 0, 0 };
 	struct pm_new n;
