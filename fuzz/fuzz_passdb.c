@@ -129,6 +129,29 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 /* ---- the reference reading ------------------------------------------ */
 
 /* NULL for a valid line, "" for a comment, else the reason reported. */
+/* The fourth field's rule: comma-separated known flags, empty items
+ * ignored. */
+static bool ref_flags_ok(const char *f, size_t n)
+{
+	while (n > 0) {
+		const char *c = memchr(f, ',', n);
+		size_t k = c != NULL ? (size_t)(c - f) : n;
+
+		if (k > 0 && !(k == 7 && memcmp(f, "expired", 7) == 0) &&
+		    !(k == 11 && memcmp(f, "must_change", 11) == 0) &&
+		    !(k == 6 && memcmp(f, "locked", 6) == 0)) {
+			return false;
+		}
+		f += k;
+		n -= k;
+		if (n > 0) {
+			f++;
+			n--;
+		}
+	}
+	return true;
+}
+
 static const char *ref_why(const char *p, size_t len)
 {
 	size_t colons = 0;
@@ -157,13 +180,20 @@ static const char *ref_why(const char *p, size_t len)
 		return "NUL byte in line";
 	}
 	if (colons < 2) {
-		return "too few fields (expected user:password:service)";
+		return "too few fields (expected user:password:service[:flags])";
 	}
-	if (colons > 2) {
-		return "too many fields (expected user:password:service)";
+	if (colons > 3) {
+		return "too many fields (expected user:password:service[:flags])";
 	}
 	if (p[0] == ':') {
 		return "empty user name";
+	}
+	if (colons == 3) {
+		const char *c3 = memrchr(p, ':', len);
+
+		if (!ref_flags_ok(c3 + 1, (size_t)(p + len - c3 - 1))) {
+			return "unknown account flag (known: expired, must_change, locked)";
+		}
 	}
 	return NULL;
 }

@@ -404,7 +404,7 @@ static void passdb_other_bad_lines(void **state)
 {
 	struct mt_env *t = *state;
 
-	mt_passdb(t, "alice:x:y:svc\n:secret:svc\nalice:secret:svc\n");
+	mt_passdb(t, "alice:x:y:svc:z\n:secret:svc\nalice:secret:svc\n");
 	mt_matrix_service(t, "");
 	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SUCCESS);
 	assert_logged_line(t, 1, "too many fields");
@@ -516,6 +516,29 @@ struct ref_result {
 	const char *bad_why[64];
 };
 
+/* The fourth field's rule: comma-separated known flags, empty items
+ * ignored. */
+static bool ref_flags_ok(const char *f, size_t n)
+{
+	while (n > 0) {
+		const char *c = memchr(f, ',', n);
+		size_t k = c != NULL ? (size_t)(c - f) : n;
+
+		if (k > 0 && !(k == 7 && memcmp(f, "expired", 7) == 0) &&
+		    !(k == 11 && memcmp(f, "must_change", 11) == 0) &&
+		    !(k == 6 && memcmp(f, "locked", 6) == 0)) {
+			return false;
+		}
+		f += k;
+		n -= k;
+		if (n > 0) {
+			f++;
+			n--;
+		}
+	}
+	return true;
+}
+
 static const char *ref_why(const char *p, size_t len)
 {
 	size_t colons = 0;
@@ -542,11 +565,18 @@ static const char *ref_why(const char *p, size_t len)
 	if (colons < 2) {
 		return "too few fields";
 	}
-	if (colons > 2) {
+	if (colons > 3) {
 		return "too many fields";
 	}
 	if (p[0] == ':') {
 		return "empty user name";
+	}
+	if (colons == 3) {
+		const char *c3 = memrchr(p, ':', len);
+
+		if (!ref_flags_ok(c3 + 1, (size_t)(p + len - c3 - 1))) {
+			return "unknown account flag";
+		}
 	}
 	return NULL;
 }

@@ -270,6 +270,29 @@ static int wait_bounded(pid_t pid, double secs)
 /* ---- the reference reading ------------------------------------------ */
 
 /* NULL for a valid line, "" for a comment, else the logged reason. */
+/* The fourth field's rule: comma-separated known flags, empty items
+ * ignored. */
+static bool ref_flags_ok(const char *f, size_t n)
+{
+	while (n > 0) {
+		const char *c = memchr(f, ',', n);
+		size_t k = c != NULL ? (size_t)(c - f) : n;
+
+		if (k > 0 && !(k == 7 && memcmp(f, "expired", 7) == 0) &&
+		    !(k == 11 && memcmp(f, "must_change", 11) == 0) &&
+		    !(k == 6 && memcmp(f, "locked", 6) == 0)) {
+			return false;
+		}
+		f += k;
+		n -= k;
+		if (n > 0) {
+			f++;
+			n--;
+		}
+	}
+	return true;
+}
+
 static const char *ref_why(const char *p, size_t len)
 {
 	size_t colons = 0;
@@ -297,13 +320,20 @@ static const char *ref_why(const char *p, size_t len)
 		return "NUL byte in line";
 	}
 	if (colons < 2) {
-		return "too few fields (expected user:password:service)";
+		return "too few fields (expected user:password:service[:flags])";
 	}
-	if (colons > 2) {
-		return "too many fields (expected user:password:service)";
+	if (colons > 3) {
+		return "too many fields (expected user:password:service[:flags])";
 	}
 	if (p[0] == ':') {
 		return "empty user name";
+	}
+	if (colons == 3) {
+		const char *c3 = memrchr(p, ':', len);
+
+		if (!ref_flags_ok(c3 + 1, (size_t)(p + len - c3 - 1))) {
+			return "unknown account flag (known: expired, must_change, locked)";
+		}
 	}
 	return NULL;
 }
@@ -586,13 +616,13 @@ static void lookup_reports(void **state)
 	puts_(&b, "alice:x\n");              /* 2 too few, alice's */
 	puts_(&b, "bob\n");                  /* 3 too few */
 	puts_(&b, "\n");                     /* 4 blank */
-	puts_(&b, "alice:a:b:c\n");          /* 5 too many, alice's */
+	puts_(&b, "alice:a:b:c:d\n");        /* 5 too many, alice's */
 	putc_n(&b, ' ', 9000);               /* 6 long (and blank) */
 	puts_(&b, "\n#");                    /* 7 a long comment */
 	putc_n(&b, 'x', 9000);
 	puts_(&b, "\nalice:pw:svc\n");       /* 8 alice */
 	puts_(&b, "alice:x:y\r\n");          /* 9 CR, after alice */
-	puts_(&b, "zed:1:2:3\n");            /* 10 too many */
+	puts_(&b, "zed:1:2:3:4\n");          /* 10 too many */
 	puts_(&b, "bob:");                   /* 11 bob's, long */
 	putc_n(&b, 'b', 9000);
 	puts_(&b, "\n:no:user");             /* 12 empty user, no '\n' */
@@ -613,7 +643,7 @@ static void lookup_reports(void **state)
 		assert_int_equal(nlogs, 2);
 		snprintf(want, sizeof(want),
 			 "%s:2: too few fields (expected user:password:"
-			 "service), line skipped", t->path);
+			 "service[:flags]), line skipped", t->path);
 		assert_string_equal(logs[0], want);
 		snprintf(want, sizeof(want), "%s:5: too many fields", t->path);
 		assert_non_null(strstr(logs[1], want));
@@ -1160,7 +1190,7 @@ static void set_password_reports(void **state)
 	assert_int_equal(pm_passdb_set_password(NULL, t->path, "alice", "n3w"),
 			 PAM_SUCCESS);
 	snprintf(expect, sizeof(expect),
-		 "%s:2: too few fields (expected user:password:service), "
+		 "%s:2: too few fields (expected user:password:service[:flags]), "
 		 "line skipped",
 		 t->path);
 	assert_one_log(expect);

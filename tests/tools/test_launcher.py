@@ -104,6 +104,19 @@ def test_wrong_password_and_unknown_user(tenv):
     assert tenv.leftovers() == []
 
 
+@pytest.mark.parametrize("flags,result", [
+    ("", "result: Success"),
+    ("locked", "result: Authentication failure"),
+    ("expired", "result: User account has expired"),
+])
+def test_user_account_flags(tenv, flags, result):
+    spec = "bob:secret:myapp" + (":" + flags if flags else "")
+    r = tenv.launcher("--user", spec, APP, "myapp", "bob", "secret")
+    assert result in r.stdout, r.stdout + r.stderr
+    assert r.returncode == (0 if not flags else 1)
+    assert tenv.leftovers() == []
+
+
 def test_user_limited_to_its_service(tenv):
     args = ["-u", "bob:secret:one", "-u", "alice:pw", "-s", "two"]
     assert tenv.launcher(*args, APP, "one", "bob", "secret").returncode == 0
@@ -248,8 +261,9 @@ def test_nss_missing_is_a_clear_error(tenv):
     (["-u", ":x:svc", "true"], "invalid user name"),
     (["-u", "bob:x", "true"], "no service"),
     (["-u", "bob:x:a/b", "true"], "invalid service"),
-    # a fourth field would make a passdb line pam_matrix always skips
-    (["-u", "a:b:c:d", "true"], "too many ':'"),
+    # the fourth field is pam_matrix's account flags, known ones only
+    (["-u", "a:b:c:d", "true"], "unknown account flag"),
+    (["-u", "a:b:c:locked:x", "true"], "too many ':'"),
     # the wrapper ignores service files whose name starts with '.'
     (["-u", "bob:x:.hidden", "true"], "invalid service"),
     (["-u", "bob:x", "-s", ".hidden", "true"], "invalid service"),

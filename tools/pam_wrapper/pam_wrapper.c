@@ -3,7 +3,7 @@
  * pam_wrapper(1): run a command with libpam_wrapper.so set up.
  *
  *   pam_wrapper --service-dir DIR -- ./app
- *   pam_wrapper --user bob:secret[:service] --service myapp -- ./app
+ *   pam_wrapper --user bob:secret[:service[:flags]] --service myapp -- ./app
  *
  * With --user the launcher makes a private directory (mkdtemp below $TMPDIR)
  * holding a pam_matrix passdb and one service file per service, optionally
@@ -39,6 +39,7 @@ struct user {
 	char *name;     /* points into the malloc'd copy `spec` */
 	char *password; /* idem; wiped when done */
 	char *service;  /* idem; NULL when not given */
+	char *flags;    /* idem: pam_matrix account flags; NULL when none */
 	char *spec;     /* owned */
 };
 
@@ -65,8 +66,10 @@ static void usage(FILE *f)
 		"Run command with libpam_wrapper.so preloaded and PAM_WRAPPER=1.\n"
 		"\n"
 		"  -d, --service-dir DIR    PAM service files are read from DIR\n"
-		"  -u, --user U:P[:SVC]     let user U log in with password P (pam_matrix);\n"
-		"                           repeatable; SVC limits the user to that service\n"
+		"  -u, --user U:P[:SVC[:FLAGS]]\n"
+		"                           let user U log in with password P (pam_matrix);\n"
+		"                           repeatable; SVC limits the user to that service;\n"
+		"                           FLAGS: expired, must_change, locked (comma list)\n"
 		"  -s, --service NAME       write a pam_matrix service file NAME (repeatable;\n"
 		"                           default: the services named by --user)\n"
 		"  -n, --nss                also add the users through nss_wrapper\n"
@@ -94,6 +97,24 @@ static void fwd_signal(int sig, siginfo_t *si, void *uctx)
 
 static const int fwd_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
+/* pam_matrix's account flags: known names separated by ','. */
+static int valid_flags(const char *f)
+{
+	static const char *const known[] = {"expired", "must_change", "locked"};
+
+	while (*f != '\0') {
+		size_t n = strcspn(f, ",");
+		int ok = n == 0;
+
+		for (size_t i = 0; !ok && i < sizeof(known) / sizeof(known[0]); i++)
+			ok = strlen(known[i]) == n && strncmp(known[i], f, n) == 0;
+		if (!ok)
+			return 0;
+		f += n + (f[n] == ',');
+	}
+	return 1;
+}
+
 static void parse_user(struct opts *o, const char *arg)
 {
 	struct user u = {0};
@@ -105,7 +126,7 @@ static void parse_user(struct opts *o, const char *arg)
 	u.name = u.spec;
 	p = strchr(u.spec, ':');
 	if (p == NULL)
-		errx(EXIT_USAGE, "--user %.*s...: expected USER:PASSWORD[:SERVICE]",
+		errx(EXIT_USAGE, "--user %.*s...: expected USER:PASSWORD[:SERVICE[:FLAGS]]",
 		     (int)strcspn(arg, ":"), arg);
 	*p++ = '\0';
 	u.password = p;
@@ -113,10 +134,19 @@ static void parse_user(struct opts *o, const char *arg)
 	if (p != NULL) {
 		*p++ = '\0';
 		u.service = p;
-		if (strchr(u.service, ':') != NULL)
-			errx(EXIT_USAGE, "--user %s: too many ':' (expected "
-			     "USER:PASSWORD[:SERVICE]; a passdb password cannot "
-			     "contain ':')", u.name);
+		p = strchr(u.service, ':');
+		if (p != NULL) {
+			*p++ = '\0';
+			u.flags = p;
+			if (strchr(u.flags, ':') != NULL)
+				errx(EXIT_USAGE, "--user %s: too many ':' (expected "
+				     "USER:PASSWORD[:SERVICE[:FLAGS]]; a passdb "
+				     "password cannot contain ':')", u.name);
+			if (!valid_flags(u.flags))
+				errx(EXIT_USAGE, "--user %s: unknown account flag in "
+				     "\"%s\" (known: expired, must_change, locked, "
+				     "separated by ',')", u.name, u.flags);
+		}
 		if (!pwrap_valid_service_name(u.service))
 			errx(EXIT_USAGE, "--user %s: invalid service name \"%s\" "
 			     "(no '/', ':' or blank, not starting with '.')", u.name,
@@ -237,7 +267,8 @@ static char *make_passdb(const struct opts *o)
 	for (size_t i = 0; i < o->nusers; i++) {
 		const struct user *u = &o->users[i];
 		if (u->service != NULL) {
-			sb_addf(&b, "%s:%s:%s\n", u->name, u->password, u->service);
+			sb_addf(&b, "%s:%s:%s%s%s\n", u->name, u->password, u->service,
+				u->flags ? ":" : "", u->flags ? u->flags : "");
 			continue;
 		}
 		for (size_t s = 0; s < o->nservices; s++)

@@ -4,7 +4,9 @@
  * a plain "user:password:service" file (the passdb, see passdb.h).
  *
  *   auth      prompts "Password: " and checks it against the passdb
- *   account   allows the user only for the service named in its line
+ *   account   allows the user only for the service named in its line;
+ *             the line's optional flags (locked, expired, must_change)
+ *             give PAM_PERM_DENIED, PAM_ACCT_EXPIRED, PAM_NEW_AUTHTOK_REQD
  *   session   open puts HOMEDIR=/home/<user> into the PAM environment,
  *             close removes it
  *   setcred   puts CRED=/tmp/<user> into the PAM environment
@@ -43,6 +45,7 @@
 #define PM_MSG_OK "Authentication succeeded"
 #define PM_MSG_FAILED "Authentication failed"
 #define PM_MSG_MISMATCH "Passwords do not match"
+#define PM_MSG_MUST_CHANGE "You are required to change your password immediately"
 
 struct pm_opts {
 	const char *passdb; /* borrowed from argv or the environment */
@@ -186,6 +189,12 @@ static int pm_verify(pam_handle_t *pamh, const struct pm_opts *o,
 		pam_syslog(pamh, LOG_NOTICE, "wrong password for user %s",
 			   user);
 		rv = PAM_AUTH_ERR;
+	} else if (item == PAM_AUTHTOK && (e.flags & PM_F_LOCKED)) {
+		/* asked all the same: a locked account looks like any other
+		 * failure to the one who tries */
+		pam_syslog(pamh, LOG_NOTICE, "account of user %s is locked",
+			   user);
+		rv = PAM_AUTH_ERR;
 	}
 out:
 	pwrap_free_secret(answer);
@@ -274,6 +283,19 @@ static int pm_acct_mgmt(pam_handle_t *pamh, int flags, int argc,
 		pam_syslog(pamh, LOG_NOTICE,
 			   "user %s is not allowed to use service %s", user,
 			   service ? (const char *)service : "(none)");
+	} else if (e.flags & PM_F_LOCKED) {
+		pam_syslog(pamh, LOG_NOTICE, "account of user %s is locked",
+			   user);
+	} else if (e.flags & PM_F_EXPIRED) {
+		pam_syslog(pamh, LOG_NOTICE, "account of user %s has expired",
+			   user);
+		rv = PAM_ACCT_EXPIRED;
+	} else if (e.flags & PM_F_MUST_CHANGE) {
+		pam_syslog(pamh, LOG_NOTICE, "user %s must change the password",
+			   user);
+		(void)pwrap_conv_one(pamh, PAM_TEXT_INFO, PM_MSG_MUST_CHANGE,
+				     NULL);
+		rv = PAM_NEW_AUTHTOK_REQD;
 	} else {
 		rv = PAM_SUCCESS;
 	}

@@ -131,6 +131,7 @@ enum pm_why {
 	PM_FEW,
 	PM_MANY,
 	PM_NOUSER,
+	PM_FLAG,
 	PM_NWHY
 };
 
@@ -141,9 +142,11 @@ static const char *const pm_why_text[PM_NWHY] = {
 	[PM_BLANK] = "blank line",
 	[PM_CRLF] = "CRLF line ending (line ends with CR)",
 	[PM_NUL] = "NUL byte in line",
-	[PM_FEW] = "too few fields (expected user:password:service)",
-	[PM_MANY] = "too many fields (expected user:password:service)",
+	[PM_FEW] = "too few fields (expected user:password:service[:flags])",
+	[PM_MANY] = "too many fields (expected user:password:service[:flags])",
 	[PM_NOUSER] = "empty user name",
+	[PM_FLAG] = "unknown account flag (known: expired, must_change, "
+		    "locked)",
 };
 
 static void pm_log_bad(pam_handle_t *pamh, const char *path,
@@ -159,6 +162,43 @@ static bool pm_is_blank(const char *p, size_t len)
 		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r') {
 			return false;
 		}
+	}
+	return true;
+}
+
+/* The account flags of the optional fourth field F[0, LEN): names
+ * separated by commas (empty items are ignored).  False on an unknown
+ * name. */
+static bool pm_parse_flags(const char *f, size_t len, unsigned *flags)
+{
+	static const struct {
+		const char *name;
+		unsigned bit;
+	} known[] = {
+		{ "expired", PM_F_EXPIRED },
+		{ "must_change", PM_F_MUST_CHANGE },
+		{ "locked", PM_F_LOCKED },
+	};
+	const char *end = f + len;
+
+	*flags = 0;
+	while (f < end) {
+		const char *comma = memchr(f, ',', (size_t)(end - f));
+		size_t n = (size_t)((comma != NULL ? comma : end) - f);
+		bool ok = n == 0;
+
+		for (size_t i = 0; !ok && i < sizeof(known) / sizeof(known[0]);
+		     i++) {
+			if (strlen(known[i].name) == n &&
+			    memcmp(known[i].name, f, n) == 0) {
+				*flags |= known[i].bit;
+				ok = true;
+			}
+		}
+		if (!ok) {
+			return false;
+		}
+		f += n + (comma != NULL ? 1 : 0);
 	}
 	return true;
 }
@@ -195,11 +235,20 @@ static enum pm_why pm_classify(const char *p, size_t len)
 	if (ncolon < 2) {
 		return PM_FEW;
 	}
-	if (ncolon > 2) {
+	if (ncolon > 3) {
 		return PM_MANY;
 	}
 	if (p[0] == ':') {
 		return PM_NOUSER;
+	}
+	if (ncolon == 3) {
+		const char *c3 = memrchr(p, ':', len);
+		unsigned flags;
+
+		if (!pm_parse_flags(c3 + 1, (size_t)(p + len - c3 - 1),
+				    &flags)) {
+			return PM_FLAG;
+		}
 	}
 	return PM_VALID;
 }
@@ -525,6 +574,7 @@ void pm_found_free(struct pm_found *f)
 	f->pass_len = 0;
 	f->service = NULL;
 	f->service_len = 0;
+	f->flags = 0;
 }
 
 /* Copies the fields of USER's valid line P[0, LEN) (user name ULEN bytes)
@@ -535,12 +585,20 @@ static int pm_found_set(pam_handle_t *pamh, const char *path,
 {
 	const char *pass = p + ulen + 1;
 	const char *c2 = memchr(pass, ':', len - ulen - 1);
+	const char *c3 = memchr(c2 + 1, ':', (size_t)(p + len - (c2 + 1)));
+	const char *send = c3 != NULL ? c3 : p + len;
 	size_t pass_len = (size_t)(c2 - pass);
-	size_t service_len = (size_t)(p + len - (c2 + 1));
+	size_t service_len = (size_t)(send - (c2 + 1));
 	char *buf = malloc(pass_len + service_len + 2);
 
 	if (buf == NULL) {
 		return pm_io_error(pamh, path, "read", ENOMEM);
+	}
+	f->flags = 0;
+	if (c3 != NULL) {
+		/* a valid line: its flags parse */
+		(void)pm_parse_flags(c3 + 1, (size_t)(p + len - c3 - 1),
+				     &f->flags);
 	}
 	memcpy(buf, pass, pass_len);
 	buf[pass_len] = '\0';
@@ -741,15 +799,58 @@ static int pm_write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* The new file's content: HEAD, the new password, TAIL. */
+/* The new file's content: HEAD, the new password, MID (the rest of the
+ * line, without the must_change flag), TAIL. */
 struct pm_new {
 	const char *head;
 	size_t head_len;
 	const char *pw;
+	const char *mid;
+	size_t mid_len;
 	const char *tail;
 	size_t tail_len;
 	const struct stat *st; /* of the passdb: mode and owner */
 };
+
+/*
+ * The rest of a valid line from its second ':' (":service[:flags]",
+ * R[0, LEN)) as a changed password leaves it: the must_change flag is
+ * done with, the other flags and everything else stay as written (an
+ * emptied flags field goes with its ':').  Malloc'd; NULL on ENOMEM.
+ */
+static char *pm_line_rest(const char *r, size_t len, size_t *out_len)
+{
+	const char *c3 = memchr(r + 1, ':', len - 1);
+	char *out = malloc(len + 1);
+	char *o = out;
+	const char *f, *end = r + len;
+	bool any = false;
+
+	if (out == NULL) {
+		return NULL;
+	}
+	if (c3 == NULL) {
+		memcpy(out, r, len);
+		*out_len = len;
+		return out;
+	}
+	memcpy(o, r, (size_t)(c3 - r));
+	o += c3 - r;
+	for (f = c3 + 1; f < end;) {
+		const char *comma = memchr(f, ',', (size_t)(end - f));
+		size_t n = (size_t)((comma != NULL ? comma : end) - f);
+
+		if (n > 0 && !(n == 11 && memcmp(f, "must_change", 11) == 0)) {
+			*o++ = any ? ',' : ':';
+			memcpy(o, f, n);
+			o += n;
+			any = true;
+		}
+		f += n + (comma != NULL ? 1 : 0);
+	}
+	*out_len = (size_t)(o - out);
+	return out;
+}
 
 /* Checks that NEWPW fits in USER's line LINE[0, LEN) (line number
  * LINENO); logs why not. */
@@ -792,6 +893,7 @@ static int pm_fill_new(int tfd, const struct pm_new *n, const char **step)
 	*step = "write the new";
 	if (pm_write_all(tfd, n->head, n->head_len) != 0 ||
 	    pm_write_all(tfd, n->pw, strlen(n->pw)) != 0 ||
+	    pm_write_all(tfd, n->mid, n->mid_len) != 0 ||
 	    pm_write_all(tfd, n->tail, n->tail_len) != 0 || fsync(tfd) != 0) {
 		return -1;
 	}
@@ -947,6 +1049,7 @@ int pm_passdb_set_password(pam_handle_t *pamh, const char *path,
 	const size_t ulen = strlen(user);
 	struct pm_hit h = { 0, 0, 0 };
 	struct pm_new n;
+	char *mid = NULL;
 	struct stat st;
 	bool found = false, bad = false;
 	char *real = NULL;
@@ -1005,8 +1108,14 @@ int pm_passdb_set_password(pam_handle_t *pamh, const char *path,
 		n.head = s.buf + 1;
 		n.head_len = (size_t)(pass - n.head);
 		n.pw = newpw;
-		n.tail = c2;
-		n.tail_len = (size_t)(s.buf + s.len - c2);
+		mid = pm_line_rest(c2, (size_t)(line + h.len - c2), &n.mid_len);
+		if (mid == NULL) {
+			rv = pm_io_error(pamh, path, "rewrite", ENOMEM);
+			goto out;
+		}
+		n.mid = mid;
+		n.tail = line + h.len;
+		n.tail_len = (size_t)(s.buf + s.len - n.tail);
 		n.st = &st;
 	}
 
@@ -1048,6 +1157,7 @@ out:
 			   step, pm_strerror(errno, ebuf, sizeof(ebuf)));
 	}
 	free(tmp);
+	free(mid);
 	pm_src_free(&s);
 	if (fd >= 0) {
 		close(fd); /* releases the lock, after the rename */

@@ -43,15 +43,21 @@ _Static_assert(PM_READ_BUF >= PM_READ_MIN,
 	       "PM_READ_BUF must hold two lines of PM_LINE_MAX bytes");
 
 /* What a lookup found: copies, owned by the caller (pm_found_free). */
+/* Account flags of a passdb line's optional fourth field. */
+#define PM_F_EXPIRED 1u
+#define PM_F_MUST_CHANGE 2u
+#define PM_F_LOCKED 4u
+
 struct pm_found {
 	bool found;
 	char *pass; /* NUL-terminated; a valid line holds no NUL */
 	size_t pass_len;
 	char *service; /* NUL-terminated, in the same buffer as pass */
 	size_t service_len;
+	unsigned flags; /* PM_F_* */
 };
 
-#define PM_FOUND_INIT { false, NULL, 0, NULL, 0 }
+#define PM_FOUND_INIT { false, NULL, 0, NULL, 0, 0 }
 
 /*
  * Finds the first valid line of USER in the passdb at PATH.  Returns
