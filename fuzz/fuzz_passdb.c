@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,7 +78,11 @@ void pam_syslog(const pam_handle_t *pamh, int priority, const char *fmt, ...)
 	va_start(ap, fmt);
 	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (strstr(buf, ", line skipped") != NULL && nreports < MAXREPORTS) {
+	/* Only the bad-line reports, which are logged as a warning with the
+	 * "%s:%lu: %s, line skipped" format (a user name may contain that
+	 * text too: it comes in other messages, at other priorities). */
+	if (priority == LOG_WARNING && strcmp(fmt, "%s:%lu: %s, line skipped") == 0 &&
+	    nreports < MAXREPORTS) {
 		reports[nreports] = strdup(buf);
 		if (reports[nreports] == NULL) {
 			abort();
@@ -364,6 +369,7 @@ static void check_reports(const struct ref_hit *h, const char *what)
  * fields and reports. */
 static void check_lookup(const char *d, size_t n, const char *user)
 {
+	size_t svc_len = 0;
 	struct pm_found f = PM_FOUND_INIT;
 	struct ref_hit h;
 	bool ref;
@@ -379,11 +385,19 @@ static void check_lookup(const char *d, size_t n, const char *user)
 			ref);
 		die("pm_passdb_lookup disagrees with the line rules");
 	}
+	if (f.found) {
+		/* the service ends at an optional fourth field (flags) */
+		const char *c3 = memchr(d + h.off + h.c2 + 1, ':',
+					h.len - h.c2 - 1);
+
+		svc_len = c3 != NULL ? (size_t)(c3 - (d + h.off + h.c2 + 1))
+				     : h.len - h.c2 - 1;
+	}
 	if (f.found &&
 	    (f.pass_len != h.c2 - h.c1 - 1 ||
 	     memcmp(f.pass, d + h.off + h.c1 + 1, f.pass_len) != 0 ||
 	     f.pass[f.pass_len] != '\0' ||
-	     f.service_len != h.len - h.c2 - 1 ||
+	     f.service_len != svc_len ||
 	     memcmp(f.service, d + h.off + h.c2 + 1, f.service_len) != 0 ||
 	     f.service[f.service_len] != '\0')) {
 		die("pm_passdb_lookup returned wrong fields");
@@ -466,15 +480,51 @@ static void check_set_password(const char *d, size_t n, const char *user,
 	} else {
 		size_t pstart = h->off + h->c1 + 1;
 		size_t pend = h->off + h->c2;
+		size_t lend = h->off + h->len;
 		size_t plen = strlen(newpw);
+		char *exp = malloc(n + plen + 1);
+		size_t w = 0;
+		const char *c3 = memchr(d + pend + 1, ':', lend - pend - 1);
 
-		if (after_n != n - (pend - pstart) + plen ||
-		    memcmp(after, d, pstart) != 0 ||
-		    memcmp(after + pstart, newpw, plen) != 0 ||
-		    memcmp(after + pstart + plen, d + pend, n - pend) != 0) {
-			die("the rewritten passdb is not the old one with one "
-			    "password replaced");
+		if (exp == NULL) {
+			die("out of memory");
 		}
+		/* the old bytes, the new password, and the rest of the line
+		 * without the must_change flag (an emptied field goes) */
+		memcpy(exp, d, pstart);
+		w = pstart;
+		memcpy(exp + w, newpw, plen);
+		w += plen;
+		if (c3 == NULL) {
+			memcpy(exp + w, d + pend, lend - pend);
+			w += lend - pend;
+		} else {
+			const char *f = c3 + 1, *end = d + lend;
+			bool any = false;
+
+			memcpy(exp + w, d + pend, (size_t)(c3 - (d + pend)));
+			w += (size_t)(c3 - (d + pend));
+			while (f < end) {
+				const char *c = memchr(f, ',', (size_t)(end - f));
+				size_t k = (size_t)((c ? c : end) - f);
+
+				if (k > 0 && !(k == 11 &&
+					       memcmp(f, "must_change", 11) == 0)) {
+					exp[w++] = any ? ',' : ':';
+					memcpy(exp + w, f, k);
+					w += k;
+					any = true;
+				}
+				f += k + (c != NULL);
+			}
+		}
+		memcpy(exp + w, d + lend, n - lend);
+		w += n - lend;
+		if (after_n != w || memcmp(after, exp, w) != 0) {
+			die("the rewritten passdb is not the old one with one "
+			    "password replaced (and must_change cleared)");
+		}
+		free(exp);
 	}
 	free(after);
 	check_dir_clean();
