@@ -9,9 +9,10 @@
  * on: the call succeeds (or refuses with EINVAL, a file libpam would hang
  * on, or E2BIG, an include that would not fit libpam's line), the output is
  * one NUL-terminated string of exactly out_len bytes (no NUL inside), every
- * line ends in '\n', no line is blank, and the only '#' left is the one
- * that ends a line whose last word is a backslash (so it is no
- * continuation).  Whether libpam reads the copy as it reads the original is
+ * line ends in '\n', no line is blank, and the only '#' left is one that
+ * ends a line (added where the copy's newline would otherwise change what
+ * libpam reads: after a last word ending in a backslash, after an unclosed
+ * "[...").  Whether libpam reads the copy as it reads the original is
  * fuzz_pamdiff's question.
  *
  * With PWRAP_FUZZ_STRICT=1 in the environment the rewriter must also be a
@@ -124,7 +125,8 @@ static void check_output(int rc, const char *out, size_t out_len)
 		while (b > out && (b[-1] == ' ' || b[-1] == '\t')) {
 			b--;
 		}
-		if (h[1] != '\n' || b == out || b[-1] != '\\') {
+		(void)b;
+		if (h[1] != '\n') {
 			fail("a comment survived", out, out_len);
 		}
 	}

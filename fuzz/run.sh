@@ -9,7 +9,7 @@
 # Usage: fuzz/run.sh [SECONDS]      seconds per target (default 20);
 #                                   0 only replays the seed corpus
 # Environment: PWRAP_FUZZ_BUILD_DIR  build dir (default <repo>/build-fuzz)
-#              PWRAP_FUZZ_TARGETS    targets to run (default: all three)
+#              PWRAP_FUZZ_TARGETS    targets to run (default: all four)
 #              CC                    clang to use (default: clang)
 # Exit status: 0 clean, 1 a target failed, 77 clang/libFuzzer unavailable.
 set -euo pipefail
@@ -17,7 +17,7 @@ secs=${1:-20}
 case $secs in ''|*[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2;; esac
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${PWRAP_FUZZ_BUILD_DIR:-$here/build-fuzz}
-targets=${PWRAP_FUZZ_TARGETS:-"fuzz_rewrite fuzz_passdb fuzz_conv"}
+targets=${PWRAP_FUZZ_TARGETS:-"fuzz_rewrite fuzz_passdb fuzz_conv fuzz_pamdiff"}
 cc=${CC:-clang}
 case $cc in *clang*) ;; *) cc=clang;; esac
 
@@ -47,12 +47,17 @@ for t in $targets; do
   else
     limits=(-max_total_time="$secs")
   fi
+  # Target-specific options: fuzz_pamdiff gets its dictionary.
+  extra=()
+  case $t in
+    fuzz_pamdiff) extra=(-dict="$here/fuzz/pamdiff.dict");;
+  esac
   echo "== $t (${secs}s)"
   # Private TMPDIR: whatever a target writes is removed with it.
   if TMPDIR=$scratch PWRAP_FUZZ_TMPDIR=$scratch \
      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-     "$build/$t" "${limits[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+     "$build/$t" "${limits[@]}" ${extra[@]+"${extra[@]}"} -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
        -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" \
        "$work" "$here/fuzz/corpus/$t" >"$build/$t.log" 2>&1; then
     grep -E '^(stat::number_of_executed_units|Done)' "$build/$t.log" || true

@@ -261,42 +261,58 @@ static char *tok_text(const char *l, const struct tok *t)
 	return text;
 }
 
-/*
- * Appends line l to out as one physical line that libpam assembles back
- * into l: the '\n' libpam kept at its end is written once, and a line that
- * (after trailing blanks) ends in a backslash, which libpam read as text
- * because a '#' followed, gets a '#' again so it is not a continuation.
- */
-static void emit(struct sbuf *out, const char *l, size_t len)
+/* Whether the last token of l is a "[..." that no ']' closes: libpam's
+ * token then runs to the end of the line, newline included. */
+static bool ends_in_open_bracket(const char *l)
 {
-	size_t t = len;
+	struct tok t;
+	size_t from = 0;
+	bool open = false;
 
-	if (t > 0 && l[t - 1] == '\n') {
-		t--;
+	while (tok_next(l, from, &t)) {
+		open = t.bracket && l[t.e - 1] != ']';
+		from = t.next;
 	}
-	sb_add(out, l, t);
+	return open;
+}
+
+/*
+ * How line l (len bytes, as libpam assembled it) is written back so that
+ * libpam assembles it again: the '\n' libpam kept at its end is written
+ * once; a '#' is added when libpam's line had no '\n' there but the copy
+ * needs one, and cutting it at a '#' keeps the two equal: after a last
+ * word ending in a backslash (which would else continue the line) and
+ * after an unclosed "[..." (whose token would else take the newline).
+ * *body gets the bytes of l to write, the result says whether '#' follows.
+ */
+static bool emit_form(const char *l, size_t len, size_t *body)
+{
+	bool nl = len > 0 && l[len - 1] == '\n';
+	size_t t = nl ? len - 1 : len;
+
+	*body = t;
 	while (t > 0 && (l[t - 1] == ' ' || l[t - 1] == '\t')) {
 		t--;
 	}
-	if (t > 0 && l[t - 1] == '\\') {
-		sb_str(out, "#");
-	}
-	sb_str(out, "\n");
+	return (t > 0 && l[t - 1] == '\\') || (!nl && ends_in_open_bracket(l));
+}
+
+static void emit(struct sbuf *out, const char *l, size_t len)
+{
+	size_t body;
+	bool hash = emit_form(l, len, &body);
+
+	sb_add(out, l, body);
+	sb_str(out, hash ? "#\n" : "\n");
 }
 
 /* The length emit() writes for a line of len bytes (without its '\n'). */
 static size_t emitted_len(const char *l, size_t len)
 {
-	size_t t = len;
+	size_t body;
+	bool hash = emit_form(l, len, &body);
 
-	if (t > 0 && l[t - 1] == '\n') {
-		t--;
-	}
-	len = t;
-	while (t > 0 && (l[t - 1] == ' ' || l[t - 1] == '\t')) {
-		t--;
-	}
-	return len + (t > 0 && l[t - 1] == '\\' ? 1 : 0);
+	return body + (hash ? 1 : 0);
 }
 
 /*
@@ -331,6 +347,15 @@ static int rewrite_line(struct sbuf *out, const char *l, const char *src,
 			  tok_is(l, &t2, "substack");
 	}
 	if (target == NULL) {
+		if (tok_is(l, &t1, "@include") ||
+		    (tok_next(l, t1.next, &t2) &&
+		     (tok_is(l, &t2, "include") || tok_is(l, &t2, "substack")))) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "%s:%u: include without a "
+				  "target, on which libpam crashes; refusing "
+				  "the file", src, line);
+			errno = EINVAL;
+			return -1;
+		}
 		emit(out, l, len);
 		return 0;
 	}

@@ -51,6 +51,16 @@ static void check(const char *in, size_t len, const char *expected)
 
 #define CHECK(in, exp) check((in), sizeof(in) - 1, (exp))
 
+static void refuse(const char *in)
+{
+	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL };
+	char *out = NULL;
+
+	assert_int_equal(pwrap_rewrite_service(in, strlen(in), "svc", &ops,
+					       &out, NULL), -1);
+	assert_null(out);
+}
+
 static void test_plain_lines(void **state)
 {
 	(void)state;
@@ -123,7 +133,10 @@ static void test_syntax_corners(void **state)
 	      "auth [success=1 pam_matrix.so\n");
 	CHECK("auth\n", "auth\n");
 	CHECK("auth required\n", "auth required\n");
-	CHECK("@include\n", "@include\n");
+	/* an include without a target crashes libpam: refused */
+	refuse("@include\n");
+	refuse("auth include\n");
+	refuse("auth [SubStack] # x\n");
 	/* a file ending in a continuation stays one (libpam refuses it) */
 	CHECK("auth required \\", "\\");
 	CHECK("auth required \\\n\n", "\\");
@@ -134,6 +147,11 @@ static void test_syntax_corners(void **state)
 	/* a comment after text ends the line, backslash or not */
 	CHECK("auth required # \\\npam_matrix.so x\n",
 	      "auth required \npam_matrix.so x\n");
+	/* an unclosed "[..." cut at a '#' (or a NUL, or the end of the file)
+	 * must not take the copy's newline into its token */
+	CHECK("auth optional x.so [abc#\n", "auth optional x.so [abc#\n");
+	CHECK("auth optional x.so [abc", "auth optional x.so [abc#\n");
+	CHECK("auth optional x.so [abc\n", "auth optional x.so [abc\n");
 	/* ... and a backslash before the comment is text: it must not
 	 * become a continuation in the copy */
 	CHECK("auth required x.so a\\ # c\nauth required y.so\n",

@@ -1,0 +1,819 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libFuzzer target: the service-file rewriter (src/wrapper/pwrap_conf.c)
+ * against the REAL libpam.  This target does not stub libpam: it links it,
+ * and forks a child per transaction so that whatever libpam does (loading
+ * modules, looping forever, crashing) stays in the child.
+ *
+ * Input: up to three files separated by a 0x01 byte: "svc", "inc1", "inc2"
+ * (a further 0x01 is part of inc2).  Before they are written, "@A@" becomes
+ * the directory A they are written to and "@M@" the system's module
+ * directory (found from libpam.so.0's path), so an input can name
+ * "@A@/inc1" as an include target and "@M@/pam_permit.so" as a module.
+ *
+ * Directory A gets the files as they are; directory B (a path of the same
+ * length) gets the rewriter's output for svc and for every file it includes
+ * (transitively, as the wrapper does it), with include targets "<A>/..."
+ * replaced by "<B>/..." and everything else kept.  Then one child runs
+ * pam_start_confdir("svc", "alice", conv, A) and the next runs the same on B,
+ * each followed by pam_authenticate, pam_setcred(PAM_ESTABLISH_CRED),
+ * pam_acct_mgmt, pam_open_session, pam_close_session, pam_chauthtok(0) and
+ * pam_end; each child reports the return codes and every message the modules
+ * sent (pam_echo's and pam_debug's arguments come back that way), and is
+ * killed by alarm(2) if it takes longer ("hang").
+ *
+ * The two results must be identical.  When the rewriter refused a file that
+ * the service reads (pwrap_rewrite_service() returned -1), the wrapper's
+ * pam_start() returns PAM_ABORT: that agrees when libpam hung or crashed on
+ * the original (the reasons the rewriter refuses a file) or its pam_start()
+ * also failed with PAM_ABORT.  A refusal with E2BIG is always a disagreement
+ * (with paths of equal length no line grows).  A disagreement is checked
+ * once more (a fork under load can be slow), then both files, both
+ * rewrites and both results are printed and the target aborts, so libFuzzer
+ * keeps the input.
+ *
+ * Safety: the children run real PAM modules.  Any "pam_<word>" other than
+ * pam_permit, pam_deny, pam_debug, pam_echo, pam_warn and pam_nonexistent
+ * becomes "pam~<word>" (in the input, before anything else) and an input
+ * with an include target outside A (libpam would read /etc/pam.d) is
+ * skipped: no module that executes commands or changes the system is
+ * loaded.  As root the children
+ * run as nobody (the scratch directory is then below /tmp when the given
+ * one is not reachable for nobody).
+ *
+ * Scratch space: a directory made with mkdtemp below $PWRAP_FUZZ_TMPDIR,
+ * $TMPDIR or /tmp, removed at exit.  PWRAP_PAMDIFF_VERBOSE=1 prints both
+ * results of every input; with PWRAP_PAMDIFF_KEEP set, the files of a
+ * disagreement stay (A and B are printed).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <security/pam_appl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pwrap_private.h"
+
+#define NFILES 3
+#define SEP '\x01'
+#define CHILD_ALARM 2
+
+static const char *const names[NFILES] = { "svc", "inc1", "inc2" };
+
+static char top[PATH_MAX];	/* private scratch directory */
+static char dir_a[PATH_MAX];	/* top/A: the files as written */
+static char dir_b[PATH_MAX];	/* top/B: their rewrites */
+static size_t dir_len;		/* strlen(dir_a) == strlen(dir_b) */
+static char moddir[PATH_MAX];	/* the system's PAM module directory */
+static bool as_nobody;
+static bool verbose;		/* PWRAP_PAMDIFF_VERBOSE=1: print results */
+
+/* What happened to the inputs, printed at exit. */
+static struct {
+	unsigned long inputs, ran, refused, hung, crashed;
+	unsigned long neutralised, skip_foreign, skip_cycle;
+} stats;
+
+/* ---- setup and cleanup ------------------------------------------------- */
+
+static void die(const char *what)
+{
+	fprintf(stderr, "fuzz_pamdiff: %s: %s\n", what, strerror(errno));
+	abort();
+}
+
+static void clear_dir(const char *dir)
+{
+	char p[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < NFILES; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		(void)unlink(p);
+	}
+}
+
+static void cleanup(void)
+{
+	if (stats.inputs > 0) {
+		fprintf(stderr, "fuzz_pamdiff: %lu inputs: %lu run (libpam hung "
+			"on %lu, crashed on %lu; the rewriter refused %lu; "
+			"module names neutralised in %lu files), skipped: %lu "
+			"for an include outside A, %lu for an include cycle\n",
+			stats.inputs, stats.ran, stats.hung, stats.crashed,
+			stats.refused, stats.neutralised, stats.skip_foreign,
+			stats.skip_cycle);
+		stats.inputs = 0;
+	}
+	if (top[0] == '\0') {
+		return;
+	}
+	clear_dir(dir_a);
+	clear_dir(dir_b);
+	(void)rmdir(dir_a);
+	(void)rmdir(dir_b);
+	(void)rmdir(top);
+	top[0] = '\0';
+}
+
+/* Whether every directory from path up to / can be searched by others. */
+static bool others_can_reach(const char *path)
+{
+	char p[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	snprintf(p, sizeof(p), "%s", path);
+	for (;;) {
+		if (stat(p[0] ? p : "/", &st) != 0 || !(st.st_mode & S_IXOTH)) {
+			return false;
+		}
+		slash = strrchr(p, '/');
+		if (slash == NULL || p[0] == '\0') {
+			return true;
+		}
+		*slash = '\0';
+	}
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *base = getenv("PWRAP_FUZZ_TMPDIR");
+	Dl_info info;
+	char *slash;
+
+	(void)argc;
+	(void)argv;
+	if (base == NULL || base[0] == '\0') {
+		base = getenv("TMPDIR");
+	}
+	if (base == NULL || base[0] != '/') {
+		base = "/tmp";
+	}
+	if (geteuid() == 0 && !others_can_reach(base)) {
+		base = "/tmp";	/* so that the children can run as nobody */
+	}
+	snprintf(top, sizeof(top), "%s/pwrap-pamdiff.XXXXXX", base);
+	if (mkdtemp(top) == NULL) {
+		die(top);
+	}
+	atexit(cleanup);
+	snprintf(dir_a, sizeof(dir_a), "%s/A", top);
+	snprintf(dir_b, sizeof(dir_b), "%s/B", top);
+	dir_len = strlen(dir_a);
+	if (mkdir(dir_a, 0755) != 0 || mkdir(dir_b, 0755) != 0 ||
+	    chmod(top, 0755) != 0) {
+		die("mkdir");
+	}
+	as_nobody = geteuid() == 0 && others_can_reach(top);
+	verbose = getenv("PWRAP_PAMDIFF_VERBOSE") != NULL &&
+		  getenv("PWRAP_PAMDIFF_VERBOSE")[0] == '1';
+
+	/* <directory of libpam.so.0>/security, as libpam looks there */
+	if (dladdr((void *)pam_start, &info) == 0 || info.dli_fname == NULL) {
+		fprintf(stderr, "fuzz_pamdiff: cannot locate libpam\n");
+		abort();
+	}
+	snprintf(moddir, sizeof(moddir), "%s", info.dli_fname);
+	slash = strrchr(moddir, '/');
+	if (slash == NULL) {
+		fprintf(stderr, "fuzz_pamdiff: libpam at %s?\n", moddir);
+		abort();
+	}
+	snprintf(slash, sizeof(moddir) - (size_t)(slash - moddir), "/security");
+	return 0;
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static void buf_add(struct buf *b, const void *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->p = realloc(b->p, b->cap);
+		if (b->p == NULL) {
+			die("realloc");
+		}
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void buf_str(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+/* data with "@A@" and "@M@" expanded. */
+static struct buf expand(const uint8_t *data, size_t n)
+{
+	struct buf b = { NULL, 0, 0 };
+	size_t i = 0;
+
+	buf_add(&b, "", 0);
+	while (i < n) {
+		if (n - i >= 3 && memcmp(data + i, "@A@", 3) == 0) {
+			buf_str(&b, dir_a);
+			i += 3;
+		} else if (n - i >= 3 && memcmp(data + i, "@M@", 3) == 0) {
+			buf_str(&b, moddir);
+			i += 3;
+		} else {
+			buf_add(&b, data + i, 1);
+			i++;
+		}
+	}
+	return b;
+}
+
+/*
+ * Makes every "pam_<word>" in the file name a harmless module (see the
+ * top): any other becomes "pam~<word>", a module that does not exist (the
+ * same change on both sides, so the input still tests the rewriter).
+ * Returns whether it changed something.
+ */
+static bool neutralise_modules(struct buf *f)
+{
+	static const char *const ok[] = { "permit", "deny", "debug", "echo",
+					  "warn", "nonexistent" };
+	char *p = f->p;
+	const char *end = f->p + f->len;
+	bool changed = false;
+
+	while ((p = memmem(p, (size_t)(end - p), "pam_", 4)) != NULL) {
+		char *w = p + 4;
+		size_t n = 0, i;
+		bool good = false;
+
+		while (w + n < end &&
+		       ((w[n] >= 'a' && w[n] <= 'z') ||
+			(w[n] >= 'A' && w[n] <= 'Z') ||
+			(w[n] >= '0' && w[n] <= '9') || w[n] == '_')) {
+			n++;
+		}
+		for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+			good |= strlen(ok[i]) == n && memcmp(w, ok[i], n) == 0;
+		}
+		if (!good) {
+			p[3] = '~';
+			changed = true;
+		}
+		p = w;
+	}
+	return changed;
+}
+
+static void write_file(const char *dir, const char *name, const char *p,
+		       size_t n)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, p, n) != (ssize_t)n || close(fd) != 0) {
+		die(path);
+	}
+}
+
+/* ---- rewriting ---------------------------------------------------------- */
+
+struct rw {
+	char **targets;		/* include targets seen (A-side paths) */
+	size_t n;
+	bool foreign;		/* a target outside A: skip the input */
+};
+
+static char *cb_include(void *ctx, const char *target, const char *src,
+			unsigned line)
+{
+	struct rw *rw = ctx;
+	char *r = NULL;
+
+	(void)src;
+	(void)line;
+	if (strncmp(target, dir_a, dir_len) != 0 ||
+	    (target[dir_len] != '/' && target[dir_len] != '\0') ||
+	    strstr(target, "/..") != NULL) {
+		rw->foreign = true;
+		return NULL;
+	}
+	rw->targets = realloc(rw->targets, (rw->n + 1) * sizeof(char *));
+	if (rw->targets == NULL || (r = strdup(target)) == NULL ||
+	    (rw->targets[rw->n] = strdup(target)) == NULL) {
+		die("malloc");
+	}
+	rw->n++;
+	memcpy(r, dir_b, dir_len);	/* same length: the line does not grow */
+	return r;
+}
+
+static char *cb_module(void *ctx, const char *module, const char *src,
+		       unsigned line)
+{
+	(void)ctx;
+	(void)module;
+	(void)src;
+	(void)line;
+	return NULL;	/* keep */
+}
+
+/* Which of our files (index) the A-side path names, or -1. */
+static int file_of(const char *path, const struct stat *ours)
+{
+	struct stat st;
+	int i;
+
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+		return -1;
+	}
+	for (i = 0; i < NFILES; i++) {
+		if (ours[i].st_ino != 0 && ours[i].st_dev == st.st_dev &&
+		    ours[i].st_ino == st.st_ino) {
+			return i;
+		}
+	}
+	return -1;
+}
+
+struct side {
+	struct buf in[NFILES];	/* expanded input files */
+	bool present[NFILES];
+	char *out[NFILES];	/* rewrites (NULL: not reached or refused) */
+	size_t out_len[NFILES];
+	int refused;		/* index of a refused file, or -1 */
+	int refused_errno;
+};
+
+/* Whether a cycle of includes is reachable from file f (depth-first). */
+static bool has_cycle(bool edge[NFILES][NFILES], int f, int *state)
+{
+	int t;
+
+	state[f] = 1;	/* on the path */
+	for (t = 0; t < NFILES; t++) {
+		if (edge[f][t] && (state[t] == 1 ||
+				   (state[t] == 0 &&
+				    has_cycle(edge, t, state)))) {
+			return true;
+		}
+	}
+	state[f] = 2;	/* done */
+	return false;
+}
+
+/*
+ * Rewrites svc and, transitively, every file of ours it includes, as the
+ * wrapper does.  Returns false to skip the input: an include target outside
+ * A, or a cycle of includes (the wrapper refuses those before the rewriter
+ * matters; libpam recurses until it fails, crashes or times out).
+ */
+static bool rewrite_all(struct side *s)
+{
+	const struct pwrap_rewrite_ops ops = { cb_include, cb_module, NULL };
+	struct stat ours[NFILES];
+	bool queued[NFILES] = { false };
+	int queue[NFILES], qn = 0, qi;
+	struct rw rw = { NULL, 0, false };
+	bool edge[NFILES][NFILES];
+	int state[NFILES] = { 0 };
+	char path[PATH_MAX];
+	size_t k;
+	int i;
+
+	memset(edge, 0, sizeof(edge));
+
+	memset(ours, 0, sizeof(ours));
+	for (i = 0; i < NFILES; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir_a, names[i]);
+		if (s->present[i] && stat(path, &ours[i]) != 0) {
+			die(path);
+		}
+	}
+	s->refused = -1;
+	queue[qn++] = 0;
+	queued[0] = true;
+	for (qi = 0; qi < qn; qi++) {
+		struct pwrap_rewrite_ops o = ops;
+		int f = queue[qi];
+
+		o.ctx = &rw;
+		rw.n = 0;
+		errno = 0;
+		if (pwrap_rewrite_service(s->in[f].p, s->in[f].len, names[f],
+					  &o, &s->out[f], &s->out_len[f]) != 0) {
+			if (s->refused < 0) {
+				s->refused = f;
+				s->refused_errno = errno;
+			}
+			s->out[f] = NULL;
+		}
+		for (k = 0; k < rw.n; k++) {
+			int t = file_of(rw.targets[k], ours);
+
+			if (t >= 0) {
+				edge[f][t] = true;
+			}
+			if (t >= 0 && !queued[t]) {
+				queued[t] = true;
+				queue[qn++] = t;
+			}
+			free(rw.targets[k]);
+		}
+		if (rw.foreign) {
+			break;
+		}
+	}
+	free(rw.targets);
+	if (rw.foreign) {
+		stats.skip_foreign++;
+		return false;
+	}
+	if (has_cycle(edge, 0, state)) {
+		stats.skip_cycle++;
+		return false;
+	}
+	return true;
+}
+
+/* ---- running libpam ------------------------------------------------------ */
+
+static char msgs[8192];
+static size_t msgs_len;
+
+static void res_add(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (msgs_len + n >= sizeof(msgs)) {
+		n = sizeof(msgs) - 1 - msgs_len;
+	}
+	memcpy(msgs + msgs_len, s, n);
+	msgs_len += n;
+	msgs[msgs_len] = '\0';
+}
+
+static void res_rc(const char *name, int rc)
+{
+	char b[64];
+
+	snprintf(b, sizeof(b), "%s%s=%d", msgs_len ? " " : "", name, rc);
+	res_add(b);
+}
+
+static int conv(int n, const struct pam_message **msg,
+		struct pam_response **resp, void *data)
+{
+	struct pam_response *r;
+	char b[8];
+	int i;
+
+	(void)data;
+	if (n <= 0 || (r = calloc((size_t)n, sizeof(*r))) == NULL) {
+		return PAM_CONV_ERR;
+	}
+	for (i = 0; i < n; i++) {
+		const unsigned char *p = (const unsigned char *)msg[i]->msg;
+
+		if (msg[i]->msg_style == PAM_PROMPT_ECHO_OFF ||
+		    msg[i]->msg_style == PAM_PROMPT_ECHO_ON) {
+			r[i].resp = strdup("secret");
+			continue;
+		}
+		snprintf(b, sizeof(b), " {%d:", msg[i]->msg_style);
+		res_add(b);
+		for (; p != NULL && *p != '\0'; p++) {
+			if (*p < 0x20 || *p > 0x7e || *p == '\\' || *p == '}') {
+				snprintf(b, sizeof(b), "\\x%02x", *p);
+			} else {
+				b[0] = (char)*p;
+				b[1] = '\0';
+			}
+			res_add(b);
+		}
+		res_add("}");
+	}
+	*resp = r;
+	return PAM_SUCCESS;
+}
+
+/* In the child: one transaction on dir, the result line to fd; _exits. */
+static void __attribute__((noreturn)) child(const char *dir, int fd)
+{
+	static const int sigs[] = { SIGALRM, SIGSEGV, SIGBUS, SIGABRT, SIGFPE,
+				    SIGILL, SIGPIPE };
+	struct pam_conv c = { conv, NULL };
+	pam_handle_t *ph = NULL;
+	sigset_t all;
+	size_t i, off = 0;
+	int rc;
+
+	/* libFuzzer's and the sanitizers' handlers are not for libpam's
+	 * crashes and timeouts: those are results here */
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		signal(sigs[i], SIG_DFL);
+	}
+	sigfillset(&all);
+	sigprocmask(SIG_UNBLOCK, &all, NULL);
+	if (as_nobody && (setgroups(0, NULL) != 0 || setgid(65534) != 0 ||
+			  setuid(65534) != 0)) {
+		_exit(120);
+	}
+	alarm(CHILD_ALARM);
+	msgs_len = 0;
+	msgs[0] = '\0';
+	rc = pam_start_confdir("svc", "alice", &c, dir, &ph);
+	res_rc("start", rc);
+	if (rc == PAM_SUCCESS) {
+		res_rc("auth", pam_authenticate(ph, 0));
+		res_rc("setcred", pam_setcred(ph, PAM_ESTABLISH_CRED));
+		res_rc("acct", pam_acct_mgmt(ph, 0));
+		res_rc("open", pam_open_session(ph, 0));
+		res_rc("close", pam_close_session(ph, 0));
+		res_rc("chauthtok", pam_chauthtok(ph, 0));
+		res_rc("end", pam_end(ph, PAM_SUCCESS));
+	}
+	while (off < msgs_len) {
+		ssize_t n = write(fd, msgs + off, msgs_len - off);
+
+		if (n <= 0) {
+			_exit(121);
+		}
+		off += (size_t)n;
+	}
+	_exit(0);
+}
+
+struct run {
+	pid_t pid;
+	int fd;
+	struct buf out;
+	char *result;	/* malloc'd */
+};
+
+static void start_run(struct run *r, const char *dir)
+{
+	int p[2];
+
+	memset(r, 0, sizeof(*r));
+	buf_add(&r->out, "", 0);
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		die("pipe");
+	}
+	fflush(NULL);
+	r->pid = fork();
+	if (r->pid < 0) {
+		die("fork");
+	}
+	if (r->pid == 0) {
+		close(p[0]);
+		child(dir, p[1]);
+	}
+	close(p[1]);
+	r->fd = p[0];
+}
+
+/* Reads both children's output until both pipes close, then reaps them. */
+static void finish_runs(struct run *r, size_t n)
+{
+	size_t open_fds = n, i;
+
+	while (open_fds > 0) {
+		struct pollfd pfd[2];
+		size_t idx[2], m = 0;
+
+		for (i = 0; i < n; i++) {
+			if (r[i].fd >= 0) {
+				pfd[m].fd = r[i].fd;
+				pfd[m].events = POLLIN;
+				pfd[m].revents = 0;
+				idx[m++] = i;
+			}
+		}
+		if (poll(pfd, m, -1) < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			die("poll");
+		}
+		for (i = 0; i < m; i++) {
+			char chunk[4096];
+			ssize_t k;
+
+			if (pfd[i].revents == 0) {
+				continue;
+			}
+			k = read(pfd[i].fd, chunk, sizeof(chunk));
+			if (k < 0 && errno == EINTR) {
+				continue;
+			}
+			if (k <= 0) {
+				close(pfd[i].fd);
+				r[idx[i]].fd = -1;
+				open_fds--;
+			} else {
+				buf_add(&r[idx[i]].out, chunk, (size_t)k);
+			}
+		}
+	}
+	for (i = 0; i < n; i++) {
+		int st;
+
+		while (waitpid(r[i].pid, &st, 0) < 0) {
+			if (errno != EINTR) {
+				die("waitpid");
+			}
+		}
+		if (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM) {
+			r[i].result = strdup("hang");
+		} else if (WIFSIGNALED(st)) {
+			if (asprintf(&r[i].result, "signal:%d",
+				     WTERMSIG(st)) < 0) {
+				r[i].result = NULL;
+			}
+		} else if (WEXITSTATUS(st) != 0) {
+			if (asprintf(&r[i].result, "exit:%d",
+				     WEXITSTATUS(st)) < 0) {
+				r[i].result = NULL;
+			}
+		} else {
+			r[i].result = strdup(r[i].out.p);
+		}
+		if (r[i].result == NULL) {
+			die("malloc");
+		}
+		free(r[i].out.p);
+	}
+}
+
+/* ---- comparing ---------------------------------------------------------- */
+
+static void show(const char *title, const char *p, size_t n)
+{
+	size_t i;
+
+	fprintf(stderr, "---- %s (%zu bytes)\n", title, n);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (c == '\n' || (c >= 0x20 && c < 0x7f && c != '\\')) {
+			fputc(c, stderr);
+		} else {
+			fprintf(stderr, "\\x%02x", c);
+		}
+	}
+	fputs(n > 0 && p[n - 1] == '\n' ? "" : "\n", stderr);
+}
+
+/* Runs both sides; returns a description of the disagreement or NULL. */
+static const char *compare_once(const struct side *s, char **ra, char **rb)
+{
+	struct run r[2];
+	size_t n = s->refused < 0 ? 2 : 1;
+
+	start_run(&r[0], dir_a);
+	if (n == 2) {
+		start_run(&r[1], dir_b);
+	}
+	finish_runs(r, n);
+	*ra = r[0].result;
+	*rb = n == 2 ? r[1].result : NULL;
+
+	if (s->refused >= 0) {
+		if (s->refused_errno == E2BIG) {
+			return "the rewriter refused a file with E2BIG";
+		}
+		if (strcmp(*ra, "hang") != 0 && strcmp(*ra, "start=26") != 0 &&
+		    strncmp(*ra, "signal:", 7) != 0) {
+			return "the rewriter refused a file on which libpam "
+			       "neither hangs, crashes nor fails pam_start";
+		}
+		return NULL;
+	}
+	if (strcmp(*ra, "hang") == 0) {
+		return "libpam hangs on the original, the rewriter did not "
+		       "refuse it";
+	}
+	if (strcmp(*ra, *rb) != 0) {
+		return "libpam reads the rewrite differently";
+	}
+	return NULL;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct side s;
+	const char *why;
+	char *ra = NULL, *rb = NULL;
+	size_t start = 0, i;
+	int f;
+
+	memset(&s, 0, sizeof(s));
+	s.refused = -1;
+	stats.inputs++;
+	for (f = 0; f < NFILES && start <= size; f++) {
+		const uint8_t *sep = f < NFILES - 1 ?
+			memchr(data + start, SEP, size - start) : NULL;
+		size_t end = sep ? (size_t)(sep - data) : size;
+
+		s.in[f] = expand(data + start, end - start);
+		s.present[f] = true;
+		if (neutralise_modules(&s.in[f])) {
+			stats.neutralised++;
+		}
+		if (sep == NULL) {
+			break;
+		}
+		start = end + 1;
+	}
+
+	clear_dir(dir_a);
+	clear_dir(dir_b);
+	for (f = 0; f < NFILES; f++) {
+		if (s.present[f]) {
+			write_file(dir_a, names[f], s.in[f].p, s.in[f].len);
+		}
+	}
+	if (!rewrite_all(&s)) {
+		goto out;
+	}
+	for (f = 0; f < NFILES; f++) {
+		if (s.out[f] != NULL) {
+			write_file(dir_b, names[f], s.out[f], s.out_len[f]);
+		}
+	}
+
+	why = compare_once(&s, &ra, &rb);
+	stats.ran++;
+	stats.refused += s.refused >= 0;
+	stats.hung += strcmp(ra, "hang") == 0;
+	stats.crashed += strncmp(ra, "signal:", 7) == 0;
+	if (verbose) {
+		fprintf(stderr, "fuzz_pamdiff: A: %s\nfuzz_pamdiff: B: %s\n",
+			ra, rb ? rb : "(refused)");
+	}
+	if (why != NULL) {
+		/* once more, to rule out a child slowed down by the machine */
+		free(ra);
+		free(rb);
+		why = compare_once(&s, &ra, &rb);
+	}
+	if (why != NULL) {
+		fprintf(stderr, "\nfuzz_pamdiff: DISAGREEMENT: %s\n", why);
+		fprintf(stderr, "A = %s, B = %s\n", dir_a, dir_b);
+		for (f = 0; f < NFILES; f++) {
+			char t[64];
+
+			if (!s.present[f]) {
+				continue;
+			}
+			snprintf(t, sizeof(t), "A/%s (original)", names[f]);
+			show(t, s.in[f].p, s.in[f].len);
+			snprintf(t, sizeof(t), "B/%s (rewrite)", names[f]);
+			if (s.out[f] != NULL) {
+				show(t, s.out[f], s.out_len[f]);
+			} else {
+				fprintf(stderr, "---- %s: %s\n", t,
+					s.refused == f ? "refused" :
+							 "not included");
+			}
+		}
+		if (s.refused >= 0) {
+			fprintf(stderr, "rewriter refused %s: %s\n",
+				names[s.refused], strerror(s.refused_errno));
+		}
+		fprintf(stderr, "libpam on A: %s\nlibpam on B: %s\n", ra,
+			rb ? rb : "(refused: the wrapper's pam_start gives "
+				  "PAM_ABORT)");
+		if (getenv("PWRAP_PAMDIFF_KEEP") == NULL) {
+			cleanup();
+		}
+		abort();
+	}
+out:
+	free(ra);
+	free(rb);
+	for (i = 0; i < NFILES; i++) {
+		free(s.in[i].p);
+		free(s.out[i]);
+	}
+	return 0;
+}

@@ -1,0 +1,944 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Differential test of the wrapper against bare libpam: for each case below
+ * a fresh directory gets the case's service file ("svc", or "other") and the
+ * files it includes, and tests/wrapper/pwrap_diff_client runs one full
+ * transaction on it twice:
+ *
+ *   bare      pam_start_confdir(service, ..., DIR) in a process that is not
+ *             preloaded: libpam reads the files as written;
+ *   wrapped   pam_start(service, ...) preloaded with PAM_WRAPPER=1 and
+ *             PAM_WRAPPER_SERVICE_DIR=DIR: libpam reads the wrapper's
+ *             rewritten copies.
+ *
+ * The two result lines (the return code of every call, and the text of
+ * every message a module sent) must be identical.  Modules are named by
+ * absolute path and include targets are absolute paths into the directory,
+ * so bare libpam and the wrapper must read the same stacks: any token the
+ * rewriter changed, split, joined or dropped shows.  The cases are the
+ * corners of libpam's reader (pam_handlers.c): CR, \v and \f (not
+ * separators), keywords in any case, "-type", "[...]" tokens, comments,
+ * continuation lines, its 1024-byte line buffer, files ending in a
+ * continued line, includes (missing, nested, broken), "other", NUL bytes.
+ * Each case also states the line bare libpam gives (Debian 12's libpam
+ * 1.5.2), which makes sure the case exercises what it says: a case whose
+ * stack fails for an unrelated reason would hide a wrong rewrite.
+ *
+ * pam_debug.so (arguments choose each call's return code) and pam_echo.so
+ * (its arguments come back as a message) make the argument tokens part of
+ * the result.
+ *
+ * Files on which libpam loops forever in pam_start() (a continued line that
+ * fills its buffer but for one byte) are separate tests: bare libpam must
+ * hang (killed after 5 s) and the wrapper must refuse the file, pam_start()
+ * failing, within the same time.  So are files on which libpam crashes (an
+ * include line without a target): the wrapper must crash the same way or
+ * refuse the file.
+ *
+ * PWRAP_DIFF_VERBOSE=1 prints every case's files and results.
+ *
+ * Placeholders in the case texts: @M@ is $PWRAP_SYSTEM_MODULE_DIR, @D@ the
+ * case's directory, and @PADTO:N@ as many 'a' as make the next byte land in
+ * column N (0-based) of its physical line, so that lengths do not depend on
+ * the paths.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "test_common.h"
+
+#ifndef PWRAP_DIFF_CLIENT
+#error PWRAP_DIFF_CLIENT (path of pwrap_diff_client) must be defined
+#endif
+
+#define RUN_TIMEOUT_MS 5000
+
+extern char **environ;
+
+struct dfile {
+	const char *name;
+	const char *text;
+	size_t len;
+};
+
+struct dcase {
+	const char *name;
+	const char *service;	/* NULL: "svc" */
+	struct dfile files[4];	/* the first with name NULL ends the list */
+	const char *expect;	/* what bare libpam prints */
+};
+
+#define F(n, lit) { (n), (lit), sizeof(lit) - 1 }
+
+#define P "@M@/pam_permit.so"
+#define DN "@M@/pam_deny.so"
+#define DBG "@M@/pam_debug.so"
+#define ECHO "@M@/pam_echo.so"
+#define NX "@M@/pam_pwrap_nonexistent.so"
+
+#define ALLP                                                                 \
+	"auth required " P "\naccount required " P "\n"                      \
+	"password required " P "\nsession required " P "\n"
+/* Every call gives a different code (and pam_debug says which). */
+#define DBG_ALL                                                              \
+	"auth required " DBG " auth=perm_denied cred=cred_unavail\n"         \
+	"account required " DBG " acct=new_authtok_reqd\n"                   \
+	"session required " DBG " open_session=session_err "                 \
+	"close_session=abort\n"                                              \
+	"password required " DBG " prechauthtok=try_again\n"
+
+#define ALL0 "start=0 auth=0 setcred=0 acct=0 open=0 close=0 chauthtok=0 end=0"
+#define START26 "start=26"
+#define NOMOD "start=0 auth=6 setcred=6 acct=6 open=6 close=6 chauthtok=6 end=0"
+#define DBG_ALL_RES                                                          \
+	"start=0 {4:auth=perm_denied} auth=6 {4:cred=cred_unavail} "         \
+	"setcred=15 {4:acct=new_authtok_reqd} acct=12 "                      \
+	"{4:open_session=session_err} open=14 {4:close_session=abort} "      \
+	"close=26 {4:prechauthtok=try_again} chauthtok=24 end=0"
+
+static const struct dcase cases[] = {
+	{ "plain_permit", NULL, { F("svc", ALLP) }, ALL0 },
+	{ "plain_deny", NULL,
+	  { F("svc", "auth required " DN "\naccount required " DN "\n"
+		     "password required " DN "\nsession required " DN "\n") },
+	  "start=0 auth=7 setcred=17 acct=7 open=14 close=14 chauthtok=20 "
+	  "end=0" },
+	{ "debug_codes", NULL, { F("svc", DBG_ALL) }, DBG_ALL_RES },
+	{ "echo_arguments", NULL,
+	  { F("svc", "auth optional " ECHO " a\tb  c [x y\\]z] %s %u\n"
+		     "auth optional " ECHO "   \t  trailing \t \n" ALLP) },
+	  "start=0 {4:a b c x y]z svc alice} {4:trailing} auth=0 setcred=0 "
+	  "acct=0 open=0 close=0 chauthtok=0 end=0" },
+	{ "crlf", NULL,
+	  { F("svc", "auth required " DBG " auth=perm_denied\r\n"
+		     "auth optional " ECHO " crlf\r\n"
+		     "account required " P "\r\n"
+		     "session required " DBG " open_session=session_err\r\n"
+		     "password required " P "\n") },
+	  "start=0 {4:crlf\\x0d} auth=0 setcred=0 acct=28 open=0 close=0 "
+	  "chauthtok=0 end=0" },
+	{ "crlf_keywords", NULL,
+	  { F("svc", "auth required " P "\n"
+		     "account required\r " P "\n"
+		     "session include\r @D@/inc1\n"
+		     "password sufficient\r " P "\npassword required " DN
+		     "\n"),
+	    F("inc1", "session required " P "\n") },
+	  "start=0 auth=0 setcred=0 acct=6 open=28 close=28 chauthtok=6 "
+	  "end=0" },
+	{ "cr_only", NULL,
+	  { F("svc", "auth required " P "\rauth required " DN "\r"
+		     "account required " P "\n"
+		     "session required " DBG " open_session=session_err\r"
+		     "\n") },
+	  "start=0 auth=28 setcred=28 acct=6 open=0 close=0 chauthtok=6 "
+	  "end=0" },
+	{ "vt_ff_between_tokens", NULL,
+	  { F("svc", "auth\vrequired " P "\n"
+		     "account required\f" P "\n"
+		     "session required " DBG "\vopen_session=session_err\n"
+		     "password\frequired " P "\n"
+		     "session optional " ECHO " ok\n") },
+	  "start=0 auth=6 setcred=6 acct=6 {4:ok} open=28 close=28 "
+	  "chauthtok=6 end=0" },
+	{ "vt_ff_in_arguments", NULL,
+	  { F("svc", "auth optional " ECHO " a\vb \fc d\v\f\n"
+		     "auth required " DBG " \vauth=perm_denied\n"
+		     "account required " DBG " acct=perm_denied\f\n"
+		     "session required " P "\npassword required " P "\n") },
+	  "start=0 {4:a\\x0bb \\x0cc d\\x0b\\x0c} auth=0 setcred=0 "
+	  "acct=0 open=0 close=0 chauthtok=0 end=0" },
+	{ "keywords_mixed_case", NULL,
+	  { F("svc", "AUTH Required " P "\n"
+		     "Account REQUISITE " DBG " acct=perm_denied\n"
+		     "Session Optional " DN "\nsession REQUIRED " P "\n"
+		     "PassWord SUFFICIENT " P "\nPASSWORD required " DN
+		     "\n") },
+	  "start=0 auth=0 setcred=0 {4:acct=perm_denied} acct=6 open=0 "
+	  "close=0 chauthtok=0 end=0" },
+	{ "include_keywords_mixed_case", NULL,
+	  { F("svc", "Auth Include @D@/inc1\n"
+		     "ACCOUNT SUBSTACK @D@/inc1\n"
+		     "@INCLUDE @D@/inc2\n"
+		     "session [include] @D@/inc1\n"
+		     "password [SubStack] @D@/inc1\n"),
+	    F("inc1", "auth required " DBG " auth=cred_insufficient\n"
+		      "account required " DBG " acct=user_unknown\n"
+		      "session required " DBG " open_session=session_err\n"
+		      "password required " DN "\n"),
+	    F("inc2", "password required " DBG
+		      " prechauthtok=authinfo_unavail\n"
+		      "auth optional " ECHO " from inc2\n") },
+	  "start=0 {4:auth=cred_insufficient} {4:from inc2} auth=8 "
+	  "setcred=6 {4:acct=user_unknown} acct=10 "
+	  "{4:open_session=session_err} open=14 close=6 "
+	  "{4:prechauthtok=authinfo_unavail} chauthtok=9 end=0" },
+	{ "at_include", NULL,
+	  { F("svc", "@include @D@/inc1\n"
+		     "account required " DBG " acct=perm_denied\n"
+		     "  @Include\t@D@/inc2 ignored words\n"),
+	    F("inc1", "auth required " DBG " auth=maxtries\n"
+		      "password required " P "\nsession required " P "\n"),
+	    F("inc2", "auth optional " ECHO " inc2\n") },
+	  "start=0 {4:auth=maxtries} {4:inc2} auth=11 setcred=6 "
+	  "{4:acct=perm_denied} acct=6 open=0 close=0 chauthtok=0 end=0" },
+	{ "dash_types", NULL,
+	  { F("svc", "-auth required " NX "\n"
+		     "-session optional " NX "\n"
+		     "-account required " DN "\n"
+		     "-Auth sufficient " DBG " auth=success\n"
+		     "AUTH required " DN "\n"
+		     "-password include @D@/inc1\n"
+		     "session required " P "\n"
+		     "-Session required " NX " x\n"),
+	    F("inc1", "password required " DBG " prechauthtok=cred_err\n") },
+	  "start=0 {4:auth=success} auth=28 setcred=28 acct=7 open=28 "
+	  "close=28 {4:prechauthtok=cred_err} chauthtok=17 end=0" },
+	{ "jumps", NULL,
+	  { F("svc", "auth [success=1 default=ignore] " P "\n"
+		     "auth required " DN "\n"
+		     "auth [ success=ok  new_authtok_reqd=ok\tdefault=die ] " DBG
+		     " auth=new_authtok_reqd\n"
+		     "account [default=bad success=2] " P "\n"
+		     "account required " DN "\naccount required " DN "\n"
+		     "account [success=done default=die] " DBG
+		     " acct=perm_denied\n"
+		     "session [success=1 default=ignore]" P "\n"
+		     "session requisite " DN "\n"
+		     "session optional " ECHO " jumped\n"
+		     "password [success=3 default=bad] " P "\n"
+		     "password required " P "\n") },
+	  "start=0 {4:auth=new_authtok_reqd} auth=12 setcred=0 "
+	  "{4:acct=perm_denied} acct=6 {4:jumped} open=0 close=6 "
+	  "chauthtok=6 end=0" },
+	{ "brackets", NULL,
+	  { F("svc", "[auth] [required] [" P "]\n"
+		     "[-account] required [" NX "]\n"
+		     "account optional [" ECHO "]x [y \\] z] [unterminated w\n"
+		     "session [success=ok default=bad]" P "\n"
+		     "password [required] " P " [a]b\n") },
+	  "start=0 auth=0 setcred=0 {4:x y ] z unterminated w\\x0a} "
+	  "acct=28 open=0 close=0 chauthtok=0 end=0" },
+	{ "comments", NULL,
+	  { F("svc", "# a comment\n   # an indented one\n\t#\n"
+		     "auth required " P " # trailing " DN "\n"
+		     "auth required " DBG " cred=cred_err#cut auth=perm_denied\n"
+		     "account required " P "\t#\t" DN "\n"
+		     "session optional " ECHO " \\# after a backslash\n"
+		     "session required " P "#\n"
+		     "password required " P "\n") },
+	  "start=0 auth=0 {4:cred=cred_err} setcred=17 acct=0 {4:\\x5c} "
+	  "open=0 close=0 chauthtok=0 end=0" },
+	{ "comment_after_backslash", NULL,
+	  { F("svc", "auth required " DBG " \\ # not a continuation\n"
+		     "auth=perm_denied\n"
+		     "account optional " ECHO " x\\#y\n"
+		     "account required " P "\n"
+		     "session required " P "\\#\npassword required " P "\n") },
+	  "start=0 auth=6 setcred=6 {4:x\\x5c} acct=0 open=28 close=28 "
+	  "chauthtok=0 end=0" },
+	{ "continuation", NULL,
+	  { F("svc", "auth required " DBG " \\\n  auth=perm_denied \\\n"
+		     "\tcred=cred_expired\n"
+		     "account required \\\n " DBG " acct=acct_expired\n"
+		     "session \\\n required \\\n " P "\n"
+		     "password required " DBG " \\   \t\n"
+		     "prechauthtok=perm_denied\n"
+		     "auth optional " ECHO " a\\\nb\\\n\\\nc\n") },
+	  "start=0 {4:auth=perm_denied} {4:a b c} auth=6 "
+	  "{4:cred=cred_expired} setcred=16 {4:acct=acct_expired} "
+	  "acct=13 open=0 close=0 {4:prechauthtok=perm_denied} "
+	  "chauthtok=6 end=0" },
+	{ "continuation_blank_and_comment_lines", NULL,
+	  { F("svc", "auth required " DBG " \\\n\n   \n# comment inside\n"
+		     "\t# another # one\nauth=perm_denied\n"
+		     "account optional " ECHO " \\\n#c\n one\\\n   \ntwo\n"
+		     "account required " P "\nsession required " P "\n"
+		     "password required " P "\n") },
+	  "start=0 {4:auth=perm_denied} auth=6 setcred=6 {4:one two} "
+	  "acct=0 open=0 close=0 chauthtok=0 end=0" },
+	{ "eof_in_continued_line", NULL,
+	  { F("svc", ALLP "auth required " P " \\\n") },
+	  START26 },
+	{ "eof_in_continued_line_no_newline", NULL,
+	  { F("svc", ALLP "auth required " P "\\") },
+	  START26 },
+	{ "eof_after_continuation_and_blank_lines", NULL,
+	  { F("svc", ALLP "account required " P " \\\n\n  \n# c\n") },
+	  START26 },
+	{ "line_of_999_bytes", NULL,
+	  { F("svc", "auth required " DBG " cred=cred_err a@PADTO:982@"
+		     " auth=perm_denied\n"
+		     "account required " P "\nsession required " P "\n"
+		     "password required " P "\n") },
+	  "start=0 {4:auth=perm_denied} auth=6 {4:cred=cred_err} "
+	  "setcred=17 acct=0 open=0 close=0 chauthtok=0 end=0" },
+	{ "line_of_1023_bytes", NULL,
+	  { F("svc", "auth required " DBG " cred=cred_err a@PADTO:1006@"
+		     " auth=perm_denied\n"
+		     "account required " P "\nsession required " P "\n"
+		     "password required " P "\n") },
+	  "start=0 {4:auth=perm_denied} auth=6 {4:cred=cred_err} "
+	  "setcred=17 acct=0 open=0 close=0 chauthtok=0 end=0" },
+	{ "long_line_split_into_a_line", NULL,
+	  { F("svc", "auth required " P " a@PADTO:1022@ "
+		     "account required " DBG " acct=perm_denied\n"
+		     "session required " P "\npassword required " P "\n") },
+	  "start=0 auth=0 setcred=0 {4:acct=perm_denied} acct=6 open=0 "
+	  "close=0 chauthtok=0 end=0" },
+	{ "long_line_split_in_a_token", NULL,
+	  { F("svc", "auth required " DBG " a@PADTO:1010@ auth=perm_denied\n"
+		     "account required " P "\nsession required " P "\n"
+		     "password required " P "\n") },
+	  "start=0 auth=6 setcred=6 acct=0 open=0 close=0 chauthtok=0 "
+	  "end=0" },
+	{ "long_line_split_before_backslash", NULL,
+	  { F("svc", "auth required " P " a@PADTO:1023@b \\\n"
+		     "account required " DBG " acct=perm_denied\n"
+		     "session required " P "\npassword required " P "\n") },
+	  "start=0 auth=6 setcred=6 acct=6 open=0 close=0 chauthtok=0 "
+	  "end=0" },
+	{ "continuation_overflows_into_next_line", NULL,
+	  { F("svc", "auth required " P " a@PADTO:99@\\\n"
+		     "a@PADTO:922@ account required " DBG " acct=perm_denied\n"
+		     "session required " P "\npassword required " P "\n") },
+	  "start=0 auth=0 setcred=0 {4:acct=perm_denied} acct=6 open=0 "
+	  "close=0 chauthtok=0 end=0" },
+	{ "continuation_fills_buffer_but_two_bytes", NULL,
+	  { F("svc", "auth required " P " a@PADTO:99@\\\n"
+		     "a@PADTO:921@\\ account required " DBG " acct=perm_denied\n"
+		     "session required " P "\npassword required " P "\n") },
+	  "start=0 auth=6 setcred=6 acct=6 open=0 close=0 chauthtok=0 "
+	  "end=0" },
+	{ "include_missing", NULL,
+	  { F("svc", "auth include @D@/missing\nauth required " P "\n"
+		     "account substack @D@/missing\n"
+		     "session required " P "\npassword required " P "\n") },
+	  "start=0 auth=6 setcred=6 acct=6 open=0 close=0 chauthtok=0 "
+	  "end=0" },
+	/* Debian's @include of a missing file fails the whole service */
+	{ "at_include_missing", NULL,
+	  { F("svc", ALLP "@include @D@/missing\n") },
+	  START26 },
+	{ "lines_without_module", NULL,
+	  { F("svc", "auth\naccount required\nsession\t\n-password\n"
+		     "auth optional " ECHO " x\n") },
+	  "start=0 {4:x} auth=6 setcred=6 acct=6 open=6 close=6 "
+	  "chauthtok=6 end=0" },
+	{ "nested_includes", NULL,
+	  { F("svc", "auth include @D@/inc1\naccount include @D@/inc1\n"
+		     "session substack @D@/inc1\nsession required " P "\n"
+		     "password required " P "\n"),
+	    F("inc1", "auth substack @D@/inc2\n"
+		      "auth required " DBG " auth=maxtries\n"
+		      "account required " DBG " acct=perm_denied\n"
+		      "session [success=done default=die] " DBG
+		      " open_session=session_err\n"
+		      "@include @D@/inc3\n"),
+	    F("inc2", "auth [success=done default=die] " DBG
+		      " auth=user_unknown\naccount optional " P "\n"),
+	    F("inc3", "session optional " ECHO " inc3\n"
+		      "password optional " ECHO " inc3 pw\n") },
+	  "start=0 {4:auth=user_unknown} {4:auth=maxtries} auth=10 "
+	  "setcred=6 {4:acct=perm_denied} acct=6 "
+	  "{4:open_session=session_err} open=14 close=6 chauthtok=0 "
+	  "end=0" },
+	{ "include_of_a_broken_file", NULL,
+	  { F("svc", "auth include @D@/inc1\naccount substack @D@/inc1\n"
+		     "session required " P "\npassword required " P "\n"),
+	    F("inc1", "auth optional " ECHO " inc1\n"
+		      "account required " P "\nauth required " DN " \\\n") },
+	  "start=0 {4:inc1} auth=6 setcred=6 acct=6 open=0 close=0 "
+	  "chauthtok=0 end=0" },
+	{ "other_for_an_unknown_service", "nosuch",
+	  { F("other", DBG_ALL), F("svc", "auth required " DN "\n") },
+	  DBG_ALL_RES },
+	{ "other_with_a_broken_last_line", NULL,
+	  { F("svc", ALLP), F("other", "auth required " P "\n"
+				      "account required " P " \\\n") },
+	  START26 },
+	{ "other_broken_unknown_service", "nosuch",
+	  { F("other", ALLP "account required " P " \\") },
+	  START26 },
+	{ "no_service_and_no_other", "nosuch",
+	  { F("svc", ALLP) },
+	  START26 },
+	{ "empty_file", NULL, { F("svc", "") }, NOMOD },
+	{ "no_trailing_newline", NULL,
+	  { F("svc", "auth required " P "\nsession required " P "\n"
+		     "password required " P "\n"
+		     "account required " DBG " acct=perm_denied") },
+	  "start=0 auth=0 setcred=0 {4:acct=perm_denied} acct=6 open=0 "
+	  "close=0 chauthtok=0 end=0" },
+	{ "nul_bytes", NULL,
+	  { F("svc", "auth required " DBG " auth=perm_denied\0 cred=cred_err\n"
+		     "\0auth required " DN "\n"
+		     "auth optional " ECHO " hello\0world\n"
+		     "account required " P "\0\\\n"
+		     "session required " DBG " \\\n\0xx\n"
+		     "open_session=session_err\n"
+		     "password required " P "\n") },
+	  "start=0 {4:auth=perm_denied} {4:hello} auth=6 setcred=6 "
+	  "acct=0 {4:open_session=session_err} open=14 close=6 "
+	  "chauthtok=0 end=0" },
+	{ "blanks_everywhere", NULL,
+	  { F("svc", "\t auth \t required\t\t" P " \t\n \n\t\n"
+		     "account\t\trequired " P "\t\t\n"
+		     "session required  " P "\npassword required " P) },
+	  ALL0 },
+	/* an unclosed "[..." whose line libpam ends without a newline (cut
+	 * at '#' or NUL, or the last line): the copy must not hand the token
+	 * a newline (found by fuzz_pamdiff) */
+	{ "unterminated_bracket_cut", NULL,
+	  { F("svc", "auth optional " ECHO " [abc#\nauth optional " ECHO
+		     " [def\0x\n" ALLP "auth optional " ECHO " [ghi") },
+	  "start=0 {4:abc} {4:def} {4:ghi} auth=0 setcred=0 acct=0 open=0 "
+	  "close=0 chauthtok=0 end=0" },
+	{ "empty_module_from_bracket", NULL,
+	  { F("svc", ALLP "auth required [#\n") }, START26 },
+};
+
+/* Continued lines that make libpam loop forever (bare: "hang"). */
+static const struct dcase hang_cases[] = {
+	{ "hang_long_line", NULL,
+	  { F("svc", ALLP "auth required " P " a@PADTO:1022@\\\n"
+		     "auth required " P "\n") },
+	  "hang" },
+	{ "hang_continued_line", NULL,
+	  { F("svc", ALLP "auth required " P " a@PADTO:99@\\\n"
+		     "a@PADTO:922@\\\nauth required " P "\n") },
+	  "hang" },
+	{ "hang_in_included_file", NULL,
+	  { F("svc", ALLP "account include @D@/inc1\n"),
+	    F("inc1", "account required " P " a@PADTO:1022@\\\n"
+		      "account required " P "\n") },
+	  "hang" },
+	{ "hang_in_other", "nosuch",
+	  { F("other", "auth required " P " a@PADTO:1022@\\\n\n") },
+	  "hang" },
+};
+
+/* Lines on which libpam crashes (an include with no target: libpam
+ * 1.5.2 dereferences the missing name).  The wrapper may pass them on
+ * (the same crash) or refuse the file; nothing else. */
+static const struct dcase crash_cases[] = {
+	{ "crash_include_without_target", NULL,
+	  { F("svc", ALLP "auth include\n") },
+	  "signal:11" },
+	{ "crash_substack_without_target", NULL,
+	  { F("svc", ALLP "account [SubStack] # x\n") },
+	  "signal:11" },
+	{ "crash_at_include_without_target", NULL,
+	  { F("svc", ALLP "@INCLUDE \t\n") },
+	  "signal:11" },
+	{ "crash_in_included_file", NULL,
+	  { F("svc", ALLP "session include @D@/inc1\n"),
+	    F("inc1", "session include\n") },
+	  "signal:11" },
+};
+
+struct gstate {
+	char *work;	/* the wrapped children's TMPDIR, and stderr logs */
+	const char *moddir;
+	char **env_bare;
+	char **env_wrapped;
+};
+
+static struct gstate G;
+
+/* ---- helpers ------------------------------------------------------------ */
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static void buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->p = realloc(b->p, b->cap);
+		assert_non_null(b->p);
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static size_t column(const struct buf *b)
+{
+	size_t i = b->len;
+
+	while (i > 0 && b->p[i - 1] != '\n') {
+		i--;
+	}
+	return b->len - i;
+}
+
+/* The case text with its placeholders expanded (may contain NULs). */
+static struct buf expand(const struct dfile *f, const char *dir)
+{
+	struct buf b = { NULL, 0, 0 };
+	size_t i = 0;
+
+	buf_add(&b, "", 0);
+	while (i < f->len) {
+		const char *s = f->text + i;
+		size_t rest = f->len - i;
+
+		if (rest >= 3 && memcmp(s, "@M@", 3) == 0) {
+			buf_add(&b, G.moddir, strlen(G.moddir));
+			i += 3;
+		} else if (rest >= 3 && memcmp(s, "@D@", 3) == 0) {
+			buf_add(&b, dir, strlen(dir));
+			i += 3;
+		} else if (rest > 7 && memcmp(s, "@PADTO:", 7) == 0) {
+			char *end = NULL;
+			unsigned long to = strtoul(s + 7, &end, 10);
+			size_t col = column(&b);
+
+			assert_true(end != NULL && *end == '@');
+			if (to < col) {
+				fail_msg("%s: @PADTO:%lu@ but already at column "
+					 "%zu (paths too long)", f->name, to,
+					 col);
+			}
+			for (; col < to; col++) {
+				buf_add(&b, "a", 1);
+			}
+			i = (size_t)(end + 1 - f->text);
+		} else {
+			buf_add(&b, s, 1);
+			i++;
+		}
+	}
+	return b;
+}
+
+static void write_bytes(const char *dir, const char *name, const char *p,
+			size_t len)
+{
+	char *path = pt_path(dir, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, p, len), (ssize_t)len);
+	assert_int_equal(close(fd), 0);
+	free(path);
+}
+
+static char **make_env(bool wrapped)
+{
+	size_t n = 0, i, j = 0;
+	char **env;
+
+	while (environ[n] != NULL) {
+		n++;
+	}
+	env = calloc(n + 4, sizeof(*env));
+	assert_non_null(env);
+	for (i = 0; i < n; i++) {
+		if (strncmp(environ[i], "TMPDIR=", 7) != 0 &&
+		    strncmp(environ[i], "PAM_WRAPPER", 11) != 0 &&
+		    strncmp(environ[i], "LD_PRELOAD=", 11) != 0) {
+			env[j++] = strdup(environ[i]);
+		}
+	}
+	assert_true(asprintf(&env[j++], "TMPDIR=%s", G.work) > 0);
+	if (wrapped) {
+		const char *pre = getenv("PWRAP_PRELOAD");
+
+		assert_non_null(pre);
+		assert_true(asprintf(&env[j++], "LD_PRELOAD=%s", pre) > 0);
+		env[j++] = strdup("PAM_WRAPPER=1");
+	}
+	env[j] = NULL;
+	return env;
+}
+
+static void free_env(char **env)
+{
+	size_t i;
+
+	for (i = 0; env != NULL && env[i] != NULL; i++) {
+		free(env[i]);
+	}
+	free(env);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Runs the client (wrapped or bare) on dir/service; returns its output line
+ * (malloc'd, without the newline), or "hang" when it did not finish within
+ * RUN_TIMEOUT_MS (it is killed), or "exit:<status>" when it failed.  Its
+ * stderr goes to errlog.  *ms gets the time it took.
+ */
+static char *run_client(bool wrapped, const char *dir, const char *service,
+			const char *errlog, long long *ms)
+{
+	char *argv[] = { (char *)PWRAP_DIFF_CLIENT,
+			 (char *)(wrapped ? "start" : "confdir"), (char *)dir,
+			 (char *)service, NULL };
+	char **env = make_env(wrapped);
+	char *pwdir = NULL;
+	posix_spawn_file_actions_t fa;
+	struct buf out = { NULL, 0, 0 };
+	long long start = now_ms(), deadline = start + RUN_TIMEOUT_MS;
+	bool hung = false;
+	char *res = NULL;
+	int p[2];
+	pid_t pid;
+	int st;
+
+	/* the wrapped client's PAM_WRAPPER_SERVICE_DIR is the case's dir */
+	if (wrapped) {
+		size_t n = 0;
+
+		while (env[n] != NULL) {
+			n++;
+		}
+		env = realloc(env, (n + 2) * sizeof(*env));
+		assert_non_null(env);
+		assert_true(asprintf(&pwdir, "PAM_WRAPPER_SERVICE_DIR=%s",
+				     dir) > 0);
+		env[n] = pwdir;
+		env[n + 1] = NULL;
+	}
+	buf_add(&out, "", 0);
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, errlog,
+					 O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, env), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+
+	for (;;) {
+		struct pollfd pfd = { p[0], POLLIN, 0 };
+		long long left = deadline - now_ms();
+		char chunk[4096];
+		ssize_t n;
+
+		if (left <= 0) {
+			hung = true;
+			break;
+		}
+		n = poll(&pfd, 1, (int)left);
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		assert_true(n >= 0);
+		if (n == 0) {
+			continue;	/* the deadline check above ends it */
+		}
+		n = read(p[0], chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		assert_true(n >= 0);
+		if (n == 0) {
+			break;
+		}
+		buf_add(&out, chunk, (size_t)n);
+	}
+	close(p[0]);
+	if (!hung) {
+		/* stdout closed: the process is ending; give it the rest of
+		 * the time to do so (a stdout closed early is a hang too) */
+		while (waitpid(pid, &st, WNOHANG) == 0) {
+			if (now_ms() >= deadline) {
+				hung = true;
+				break;
+			}
+			usleep(2000);
+		}
+	}
+	if (hung) {
+		kill(pid, SIGKILL);
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+		}
+		res = strdup("hang");
+	} else if (WIFSIGNALED(st)) {
+		assert_true(asprintf(&res, "signal:%d", WTERMSIG(st)) > 0);
+	} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		assert_true(asprintf(&res, "exit:%d", WEXITSTATUS(st)) > 0);
+	} else {
+		if (out.len > 0 && out.p[out.len - 1] == '\n') {
+			out.p[--out.len] = '\0';
+		}
+		res = strdup(out.p);
+	}
+	assert_non_null(res);
+	*ms = now_ms() - start;
+	free(out.p);
+	free_env(env);
+	return res;
+}
+
+static void show_file(const char *what, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[2048];
+
+	print_message("---- %s\n", what);
+	if (f == NULL) {
+		return;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		size_t n = strlen(line);
+
+		print_message("  %s%s", line,
+			      n > 0 && line[n - 1] == '\n' ? "" : "\n");
+	}
+	fclose(f);
+}
+
+struct outcome {
+	char *bare, *wrapped;
+	long long bare_ms, wrapped_ms;
+	char *dir;
+	char *errlog[2];
+};
+
+static void outcome_free(struct outcome *o)
+{
+	unlink(o->errlog[0]);
+	unlink(o->errlog[1]);
+	pt_rmtree(o->dir);
+	free(o->errlog[0]);
+	free(o->errlog[1]);
+	free(o->dir);
+	free(o->bare);
+	free(o->wrapped);
+}
+
+/* Writes the case's files into a fresh directory and runs both clients. */
+static struct outcome run_case(const struct dcase *c)
+{
+	struct outcome o;
+	const char *svc = c->service ? c->service : "svc";
+	size_t i;
+
+	memset(&o, 0, sizeof(o));
+	o.dir = pt_mkdtemp();
+	for (i = 0; i < 4 && c->files[i].name != NULL; i++) {
+		struct buf b = expand(&c->files[i], o.dir);
+
+		write_bytes(o.dir, c->files[i].name, b.p, b.len);
+		free(b.p);
+	}
+	assert_true(asprintf(&o.errlog[0], "%s/%s.bare.err", G.work,
+			     c->name) > 0);
+	assert_true(asprintf(&o.errlog[1], "%s/%s.wrapped.err", G.work,
+			     c->name) > 0);
+	o.bare = run_client(false, o.dir, svc, o.errlog[0], &o.bare_ms);
+	o.wrapped = run_client(true, o.dir, svc, o.errlog[1], &o.wrapped_ms);
+	return o;
+}
+
+static void report(const struct dcase *c, const struct outcome *o)
+{
+	size_t i;
+
+	print_message("case %s (service %s) in %s\n", c->name,
+		      c->service ? c->service : "svc", o->dir);
+	for (i = 0; i < 4 && c->files[i].name != NULL; i++) {
+		char *p = pt_path(o->dir, c->files[i].name);
+
+		show_file(c->files[i].name, p);
+		free(p);
+	}
+	print_message("bare:     %s (%lld ms)\nwrapped:  %s (%lld ms)\n",
+		      o->bare, o->bare_ms, o->wrapped, o->wrapped_ms);
+	if (c->expect != NULL) {
+		print_message("expected: %s\n", c->expect);
+	}
+	show_file("bare stderr", o->errlog[0]);
+	show_file("wrapped stderr", o->errlog[1]);
+}
+
+/* ---- the tests ---------------------------------------------------------- */
+
+static void test_case(void **state)
+{
+	const struct dcase *c = *state;
+	struct outcome o = run_case(c);
+	bool same = strcmp(o.bare, o.wrapped) == 0;
+	bool as_expected = c->expect == NULL ||
+			   strcmp(o.bare, c->expect) == 0;
+
+	if (!same || !as_expected || getenv("PWRAP_DIFF_VERBOSE") != NULL) {
+		report(c, &o);
+	}
+	if (!as_expected) {
+		outcome_free(&o);
+		fail_msg("bare libpam does not give what the case expects: "
+			 "libpam changed, or the case no longer tests what "
+			 "it says");
+	}
+	if (!same) {
+		outcome_free(&o);
+		fail_msg("the wrapper and bare libpam disagree");
+	}
+	outcome_free(&o);
+}
+
+/* libpam hangs; the wrapper must refuse the file, in time. */
+static void test_hang_case(void **state)
+{
+	const struct dcase *c = *state;
+	struct outcome o = run_case(c);
+	int start = -1;
+	bool refused = strncmp(o.wrapped, "start=", 6) == 0 &&
+		       sscanf(o.wrapped, "start=%d", &start) == 1 &&
+		       start != 0;
+
+	if (strcmp(o.bare, "hang") != 0 || !refused ||
+	    getenv("PWRAP_DIFF_VERBOSE") != NULL) {
+		report(c, &o);
+	}
+	if (strcmp(o.bare, "hang") != 0) {
+		outcome_free(&o);
+		fail_msg("bare libpam did not hang: the case no longer tests "
+			 "what it says");
+	}
+	if (!refused) {
+		outcome_free(&o);
+		fail_msg("the wrapper did not refuse a file on which libpam "
+			 "hangs (pam_start must fail, within %d ms)",
+			 RUN_TIMEOUT_MS);
+	}
+	assert_true(o.wrapped_ms < RUN_TIMEOUT_MS);
+	outcome_free(&o);
+}
+
+/* libpam crashes; the wrapper crashes the same way or refuses the file. */
+static void test_crash_case(void **state)
+{
+	const struct dcase *c = *state;
+	struct outcome o = run_case(c);
+	int start = -1;
+	bool refused = sscanf(o.wrapped, "start=%d", &start) == 1 &&
+		       start != 0 && strchr(o.wrapped, ' ') == NULL;
+	bool same = strcmp(o.bare, o.wrapped) == 0;
+
+	if (strcmp(o.bare, c->expect) != 0 || !(same || refused) ||
+	    getenv("PWRAP_DIFF_VERBOSE") != NULL) {
+		report(c, &o);
+	}
+	if (strcmp(o.bare, c->expect) != 0) {
+		outcome_free(&o);
+		fail_msg("bare libpam did not crash: the case no longer "
+			 "tests what it says");
+	}
+	if (!same && !refused) {
+		outcome_free(&o);
+		fail_msg("the wrapper neither behaves as libpam nor refuses "
+			 "the file");
+	}
+	outcome_free(&o);
+}
+
+static void test_runs_unprivileged_when_asked(void **state)
+{
+	(void)state;
+	if (getenv("PWRAP_AS_NOBODY") != NULL) {
+		assert_int_not_equal(getuid(), 0);
+		assert_int_not_equal(geteuid(), 0);
+	}
+}
+
+static int group_setup(void **state)
+{
+	struct stat st;
+
+	(void)state;
+	G.moddir = getenv("PWRAP_SYSTEM_MODULE_DIR");
+	if (G.moddir == NULL || getenv("PWRAP_PRELOAD") == NULL) {
+		fprintf(stderr, "PWRAP_SYSTEM_MODULE_DIR and PWRAP_PRELOAD "
+			"must be set (run through ctest)\n");
+		return -1;
+	}
+	if (stat(G.moddir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "no module directory %s\n", G.moddir);
+		return -1;
+	}
+	G.work = pt_mkdtemp();
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	if (G.work != NULL) {
+		pt_rmtree(G.work);
+		free(G.work);
+		G.work = NULL;
+	}
+	return 0;
+}
+
+int main(void)
+{
+	const size_t n = sizeof(cases) / sizeof(cases[0]);
+	const size_t nh = sizeof(hang_cases) / sizeof(hang_cases[0]);
+	const size_t nc = sizeof(crash_cases) / sizeof(crash_cases[0]);
+	struct CMUnitTest *tests = calloc(n + nh + nc + 1, sizeof(*tests));
+	size_t i, k = 0;
+	int rc;
+
+	if (tests == NULL) {
+		return 1;
+	}
+	tests[k++] = (struct CMUnitTest)cmocka_unit_test(
+		test_runs_unprivileged_when_asked);
+	for (i = 0; i < n; i++) {
+		tests[k].name = cases[i].name;
+		tests[k].test_func = test_case;
+		tests[k].initial_state = (void *)&cases[i];
+		k++;
+	}
+	for (i = 0; i < nh; i++) {
+		tests[k].name = hang_cases[i].name;
+		tests[k].test_func = test_hang_case;
+		tests[k].initial_state = (void *)&hang_cases[i];
+		k++;
+	}
+	for (i = 0; i < nc; i++) {
+		tests[k].name = crash_cases[i].name;
+		tests[k].test_func = test_crash_case;
+		tests[k].initial_state = (void *)&crash_cases[i];
+		k++;
+	}
+	rc = _cmocka_run_group_tests("differential", tests, k, group_setup,
+				     group_teardown);
+	free(tests);
+	return rc;
+}
