@@ -181,6 +181,15 @@ int pam_set_item(pam_handle_t *pamh, int type, const void *item)
 	return PAM_SUCCESS;
 }
 
+int pam_get_item(const pam_handle_t *pamh, int type, const void **item)
+{
+	if (pamh != live || type != PAM_CONV || item == NULL) {
+		die("unexpected pam_get_item");
+	}
+	*item = &pamh->conv;
+	return PAM_SUCCESS;
+}
+
 char **pam_getenvlist(pam_handle_t *pamh)
 {
 	char **l = calloc(2, sizeof(*l));

@@ -145,6 +145,58 @@ struct pamtest_conv_data {
 	char **out_info;
 };
 
+/**
+ * A call number of struct pamtest_conv_faults that matches every
+ * conversation call.
+ */
+#define PAMTEST_CONV_EVERY_CALL (~0U)
+
+/**
+ * Length of the long answer when long_answer_len is 0: longer than
+ * PAM_MAX_RESP_SIZE (512) and than the 1024-byte buffers some modules use.
+ */
+#define PAMTEST_CONV_LONG_ANSWER_LEN 2048U
+
+/**
+ * Faults to inject into the conversation of one run (_pamtest_faults(),
+ * _pamtest_conv_faults()).  Build it with a designated initializer so that
+ * the members you do not name are 0 (no fault).
+ *
+ * Conversation calls are numbered from 1 for each run, across all its
+ * cases.  A member "..._at" names the call it applies to: 0 never,
+ * PAMTEST_CONV_EVERY_CALL every call, N the N-th call.  When several apply
+ * to one call, the first in member order wins.  A faulted call never
+ * reaches the conversation behind it (its messages are not recorded and no
+ * answer is used), except a long-answer call, whose messages do.
+ *
+ * A new struct, not new members of struct pamtest_conv_data, so that
+ * binaries built against that struct keep working.
+ */
+struct pamtest_conv_faults {
+	/** This call returns fail_code, with *resp set to NULL. */
+	unsigned int fail_at;
+	/** What the failed call returns; 0 (PAM_SUCCESS) means PAM_CONV_ERR. */
+	int fail_code;
+	/** This call returns PAM_SUCCESS with *resp set to NULL (no array). */
+	unsigned int null_resp_at;
+	/**
+	 * This call returns PAM_SUCCESS with an array of num_msg responses
+	 * whose resp members are all NULL (owned by the module, as usual).
+	 */
+	unsigned int null_entry_at;
+	/**
+	 * The prompts (PAM_PROMPT_ECHO_OFF and PAM_PROMPT_ECHO_ON) of this
+	 * call are answered with a string of long_answer_len characters
+	 * "abcd...zabc..."; its other messages go to the conversation as
+	 * usual.
+	 */
+	unsigned int long_answer_at;
+	/** Length of the long answer; 0 means PAMTEST_CONV_LONG_ANSWER_LEN. */
+	size_t long_answer_len;
+	/** Output: how many conversation calls the run made. */
+	unsigned int calls;
+};
+
 /** A PAM conversation function (the type of struct pam_conv's conv member). */
 typedef int (*pam_conv_fn)(int num_msg,
 			   const struct pam_message **msg,
@@ -205,6 +257,40 @@ enum pamtest_err _pamtest_conv(const char *service,
 			       pam_handle_t *pam_handle);
 
 /**
+ * _pamtest() with faults injected into the built-in conversation.
+ *
+ * @p faults may be NULL (then exactly _pamtest()); its calls member is
+ * set.  A kept handle is left with a conversation that fails every prompt
+ * and drops messages, as with _pamtest().
+ */
+enum pamtest_err _pamtest_faults(const char *service,
+				 const char *user,
+				 struct pamtest_conv_data *conv_data,
+				 struct pamtest_conv_faults *faults,
+				 struct pam_testcase test_cases[],
+				 size_t num_test_cases,
+				 pam_handle_t *pam_handle);
+
+/**
+ * _pamtest_conv() with faults injected in front of @p conv_fn.
+ *
+ * @p faults may be NULL (then exactly _pamtest_conv()); its calls member
+ * is set.  With a NULL @p conv_fn the faults sit in front of a
+ * conversation that fails every prompt and drops messages (new handle), or
+ * in front of the given handle's current conversation.  A kept handle gets
+ * that conversation back, without the faults (their state lives only as
+ * long as the call).
+ */
+enum pamtest_err _pamtest_conv_faults(const char *service,
+				      const char *user,
+				      pam_conv_fn conv_fn,
+				      void *conv_userdata,
+				      struct pamtest_conv_faults *faults,
+				      struct pam_testcase test_cases[],
+				      size_t num_test_cases,
+				      pam_handle_t *pam_handle);
+
+/**
  * The first case whose op_rv differs from its expected_rv, or NULL when
  * there is none (or @p test_cases is NULL).
  */
@@ -257,6 +343,18 @@ void pamtest_free_env(char **envlist);
 	_pamtest((svc), (user), (data), (tests), (n), NULL)
 #define PAMTEST_RUN_N_6(svc, user, data, tests, n, ph) \
 	_pamtest((svc), (user), (data), (tests), (n), (ph))
+#define PAMTEST_RUN_FAULTS_5(svc, user, data, faults, tests) \
+	_pamtest_faults((svc), (user), (data), (faults), (tests), \
+			PAMTEST_ARRAY_SIZE_(tests), NULL)
+#define PAMTEST_RUN_FAULTS_6(svc, user, data, faults, tests, ph) \
+	_pamtest_faults((svc), (user), (data), (faults), (tests), \
+			PAMTEST_ARRAY_SIZE_(tests), (ph))
+#define PAMTEST_RUN_CONV_FAULTS_6(svc, user, fn, udata, faults, tests) \
+	_pamtest_conv_faults((svc), (user), (fn), (udata), (faults), (tests), \
+			     PAMTEST_ARRAY_SIZE_(tests), NULL)
+#define PAMTEST_RUN_CONV_FAULTS_7(svc, user, fn, udata, faults, tests, ph) \
+	_pamtest_conv_faults((svc), (user), (fn), (udata), (faults), (tests), \
+			     PAMTEST_ARRAY_SIZE_(tests), (ph))
 /** @endcond */
 
 /**
@@ -288,6 +386,26 @@ void pamtest_free_env(char **envlist);
  */
 #define run_pamtest_n(...) \
 	PAMTEST_SELECT_(PAMTEST_RUN_N_, PAMTEST_COUNT_(__VA_ARGS__))(__VA_ARGS__)
+
+/**
+ * run_pamtest_faults(service, user, conv_data, faults, tests)
+ * run_pamtest_faults(service, user, conv_data, faults, tests, pam_handle)
+ *
+ * _pamtest_faults() on the array @c tests.
+ */
+#define run_pamtest_faults(...) \
+	PAMTEST_SELECT_(PAMTEST_RUN_FAULTS_, PAMTEST_COUNT_(__VA_ARGS__))(__VA_ARGS__)
+
+/**
+ * run_pamtest_conv_faults(service, user, conv_fn, conv_userdata, faults, tests)
+ * run_pamtest_conv_faults(service, user, conv_fn, conv_userdata, faults, tests,
+ *                         pam_handle)
+ *
+ * _pamtest_conv_faults() on the array @c tests.
+ */
+#define run_pamtest_conv_faults(...) \
+	PAMTEST_SELECT_(PAMTEST_RUN_CONV_FAULTS_, \
+			PAMTEST_COUNT_(__VA_ARGS__))(__VA_ARGS__)
 
 /** _pamtest_failed_case() on the array @p tests. */
 #define pamtest_failed_case(tests) \

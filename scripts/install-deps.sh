@@ -6,6 +6,7 @@ set -euo pipefail
 
 pkgs=(gcc make cmake pkg-config libc6-dev libpam0g-dev libpam-modules
       libpam-modules-bin libcmocka-dev python3 python3-dev python3-pytest
+      python3-pytest-xdist
       python3-pam pamtester openssh-server openssh-client libnss-wrapper
       libuid-wrapper valgrind clang libclang-rt-14-dev util-linux procps
       file "$@")

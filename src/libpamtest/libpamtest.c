@@ -8,9 +8,19 @@
  * the frame of the running call; before the call returns the handle is either
  * ended or, when kept, given a conversation without state, so a kept handle
  * never points into a dead frame.
+ *
+ * Fault injection (_pamtest_faults(), _pamtest_conv_faults()) puts
+ * pamtest_fault_conv in front of the conversation that would otherwise
+ * answer (the built-in one or the caller's): it counts the calls and, on
+ * the calls struct pamtest_conv_faults names, fails, answers with no array
+ * or with NULL answers, or answers the prompts with a long string.  Its
+ * state lives in the running call's frame too, so a kept handle gets the
+ * conversation behind it back, never the fault layer.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +173,156 @@ static const struct pam_conv detached_conv = {
 	.conv = pamtest_builtin_conv,
 	.appdata_ptr = NULL,
 };
+
+/*
+ * State of the fault layer for one call: the caller's faults (their calls
+ * member counts the conversation calls) and the conversation that answers
+ * whatever is not faulted.  Both are borrowed for the duration of the call.
+ */
+struct pamtest_fault_state {
+	struct pamtest_conv_faults *faults;
+	struct pam_conv inner;
+};
+
+/* Whether the fault "at" (0 never, PAMTEST_CONV_EVERY_CALL, N) hits call. */
+static bool fault_hits(unsigned int at, unsigned int call)
+{
+	return at != 0 && (at == PAMTEST_CONV_EVERY_CALL || at == call);
+}
+
+/* A malloc'd string "abcd...zabc..." of len characters, or NULL. */
+static char *long_answer(size_t len)
+{
+	char *s = NULL;
+
+	if (len == SIZE_MAX) {
+		return NULL;
+	}
+	s = malloc(len + 1);
+	if (s == NULL) {
+		return NULL;
+	}
+	for (size_t i = 0; i < len; i++) {
+		s[i] = (char)('a' + i % 26);
+	}
+	s[len] = '\0';
+	return s;
+}
+
+static bool is_prompt(const struct pam_message *m)
+{
+	return m->msg_style == PAM_PROMPT_ECHO_OFF ||
+	       m->msg_style == PAM_PROMPT_ECHO_ON;
+}
+
+/*
+ * A long-answer call: the prompts are answered here, the other messages
+ * (info, error, anything else) go to the inner conversation in one call
+ * of their own, whose reply we release.  On success the reply array and
+ * its strings belong to the caller (the module).
+ */
+static int long_answer_conv(const struct pamtest_fault_state *fs, int num_msg,
+			    const struct pam_message **msg,
+			    struct pam_response **resp)
+{
+	size_t len = fs->faults->long_answer_len != 0 ?
+			     fs->faults->long_answer_len :
+			     PAMTEST_CONV_LONG_ANSWER_LEN;
+	const struct pam_message **others = NULL; /* borrowed from msg */
+	struct pam_response *inner_reply = NULL;
+	struct pam_response *reply = NULL;
+	int nothers = 0;
+	int rv = PAM_BUF_ERR;
+
+	others = calloc((size_t)num_msg, sizeof(*others));
+	reply = calloc((size_t)num_msg, sizeof(*reply));
+	if (others == NULL || reply == NULL) {
+		goto out;
+	}
+	for (int i = 0; i < num_msg; i++) {
+		if (msg[i] == NULL) {
+			rv = PAM_CONV_ERR;
+			goto out;
+		}
+		if (!is_prompt(msg[i])) {
+			others[nothers++] = msg[i];
+			continue;
+		}
+		reply[i].resp = long_answer(len);
+		if (reply[i].resp == NULL) {
+			rv = PAM_BUF_ERR;
+			goto out;
+		}
+	}
+	if (nothers > 0) {
+		if (fs->inner.conv == NULL) {
+			rv = PAM_CONV_ERR;
+			goto out;
+		}
+		rv = fs->inner.conv(nothers, others, &inner_reply,
+				    fs->inner.appdata_ptr);
+		if (rv != PAM_SUCCESS) {
+			goto out;
+		}
+	}
+	*resp = reply;
+	reply = NULL;
+	rv = PAM_SUCCESS;
+out:
+	if (inner_reply != NULL) {
+		free_reply(inner_reply, nothers);
+	}
+	if (reply != NULL) {
+		free_reply(reply, num_msg);
+	}
+	free(others);
+	return rv;
+}
+
+/*
+ * The fault layer (appdata_ptr: struct pamtest_fault_state).  Calls that no
+ * fault names go to the inner conversation unchanged.
+ */
+static int pamtest_fault_conv(int num_msg, const struct pam_message **msg,
+			      struct pam_response **resp, void *appdata_ptr)
+{
+	struct pamtest_fault_state *fs = appdata_ptr;
+	struct pamtest_conv_faults *f = fs->faults;
+	unsigned int call;
+
+	/* Saturates below PAMTEST_CONV_EVERY_CALL, which is no call number. */
+	if (f->calls < UINT_MAX - 1) {
+		f->calls++;
+	}
+	call = f->calls;
+
+	if (fault_hits(f->fail_at, call)) {
+		if (resp != NULL) {
+			*resp = NULL;
+		}
+		return f->fail_code != PAM_SUCCESS ? f->fail_code
+						   : PAM_CONV_ERR;
+	}
+	if (resp == NULL || msg == NULL || num_msg <= 0) {
+		return PAM_CONV_ERR;
+	}
+	*resp = NULL;
+	if (fault_hits(f->null_resp_at, call)) {
+		return PAM_SUCCESS;
+	}
+	if (fault_hits(f->null_entry_at, call)) {
+		/* Every resp NULL; the module frees the array. */
+		*resp = calloc((size_t)num_msg, sizeof(**resp));
+		return *resp != NULL ? PAM_SUCCESS : PAM_BUF_ERR;
+	}
+	if (fault_hits(f->long_answer_at, call)) {
+		return long_answer_conv(fs, num_msg, msg, resp);
+	}
+	if (fs->inner.conv == NULL) {
+		return PAM_CONV_ERR;
+	}
+	return fs->inner.conv(num_msg, msg, resp, fs->inner.appdata_ptr);
+}
 
 /*
  * Run one case.  Returns PAMTEST_ERR_OP for an unknown operation, else
@@ -342,6 +502,80 @@ enum pamtest_err _pamtest_conv(const char *service,
 	}
 	/* The caller's function and data stay on a kept handle: they are theirs. */
 	return pamtest_run(service, user, install, NULL,
+			   test_cases, num_test_cases, pam_handle);
+}
+
+enum pamtest_err _pamtest_faults(const char *service,
+				 const char *user,
+				 struct pamtest_conv_data *conv_data,
+				 struct pamtest_conv_faults *faults,
+				 struct pam_testcase test_cases[],
+				 size_t num_test_cases,
+				 pam_handle_t *pam_handle)
+{
+	/* Both live only as long as this call; see pamtest_run(). */
+	struct pamtest_conv_state state = { .data = conv_data };
+	struct pamtest_fault_state fs = {
+		.faults = faults,
+		.inner = { .conv = pamtest_builtin_conv, .appdata_ptr = &state },
+	};
+	const struct pam_conv conv = {
+		.conv = pamtest_fault_conv,
+		.appdata_ptr = &fs,
+	};
+
+	if (faults == NULL) {
+		return _pamtest(service, user, conv_data, test_cases,
+				num_test_cases, pam_handle);
+	}
+	faults->calls = 0;
+	return pamtest_run(service, user, &conv, &detached_conv,
+			   test_cases, num_test_cases, pam_handle);
+}
+
+enum pamtest_err _pamtest_conv_faults(const char *service,
+				      const char *user,
+				      pam_conv_fn conv_fn,
+				      void *conv_userdata,
+				      struct pamtest_conv_faults *faults,
+				      struct pam_testcase test_cases[],
+				      size_t num_test_cases,
+				      pam_handle_t *pam_handle)
+{
+	struct pamtest_fault_state fs = { .faults = faults };
+	const struct pam_conv conv = {
+		.conv = pamtest_fault_conv,
+		.appdata_ptr = &fs,
+	};
+
+	if (faults == NULL) {
+		return _pamtest_conv(service, user, conv_fn, conv_userdata,
+				     test_cases, num_test_cases, pam_handle);
+	}
+	faults->calls = 0;
+	if (conv_fn != NULL) {
+		fs.inner.conv = conv_fn;
+		fs.inner.appdata_ptr = conv_userdata;
+	} else {
+		const void *cur = NULL;
+
+		/*
+		 * A given handle keeps talking to its own conversation, behind
+		 * the faults.  pam_set_item() below frees libpam's copy, so
+		 * ours is a copy of the struct, not a pointer to it.
+		 */
+		fs.inner = detached_conv;
+		if (pam_handle != NULL &&
+		    pam_get_item(pam_handle, PAM_CONV, &cur) == PAM_SUCCESS &&
+		    cur != NULL) {
+			fs.inner = *(const struct pam_conv *)cur;
+		}
+	}
+	/*
+	 * A kept handle gets the inner conversation back: it holds only the
+	 * caller's pointers (or none), never this frame's.
+	 */
+	return pamtest_run(service, user, &conv, &fs.inner,
 			   test_cases, num_test_cases, pam_handle);
 }
 

@@ -11,6 +11,10 @@
  * conversation function touches while the GIL is released is plain C memory
  * (answers copied before, messages converted after).
  *
+ * Conversation faults (conv_fail_at=, conv_null_resp_at=, ...) are libpamtest's
+ * (_pamtest_conv_faults): its fault layer sits in front of our conversation
+ * and is gone again when the run returns.
+ *
  * Handle ownership (PAMTEST_KEEPHANDLE): a kept pam_handle_t is wrapped in a
  * capsule named "pypamtest.pam_handle".  The capsule's context is
  * &handle_owned while the capsule owns the handle; its destructor then calls
@@ -27,6 +31,7 @@
 #include <dlfcn.h>
 #include <structmember.h>
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -803,6 +808,8 @@ static const struct int_const int_consts[] = {
 	C(PAMTEST_ERR_END),
 	C(PAMTEST_ERR_KEEPHANDLE),
 	C(PAMTEST_ERR_INTERNAL),
+	C(PAMTEST_CONV_EVERY_CALL),
+	C(PAMTEST_CONV_LONG_ANSWER_LEN),
 	/* flags an application passes to the PAM calls */
 	C(PAM_SILENT),
 	C(PAM_DISALLOW_NULL_AUTHTOK),
@@ -870,28 +877,179 @@ static void raise_preload_missing(void)
 	}
 }
 
+/*
+ * A conversation call number argument (conv_..._at): None or an int from 0
+ * (never) to PAMTEST_CONV_EVERY_CALL.  bool is refused: True would mean
+ * "call 1", which is never what it looks like.
+ */
+static int call_number_arg(PyObject *obj, const char *name, unsigned int *out)
+{
+	unsigned long v;
+
+	if (obj == NULL || obj == Py_None) {
+		return 0;
+	}
+	if (PyBool_Check(obj) || !PyLong_Check(obj)) {
+		PyErr_Format(PyExc_TypeError,
+			     "%s must be an int (a conversation call number, "
+			     "1 for the first), not %.100s",
+			     name, Py_TYPE(obj)->tp_name);
+		return -1;
+	}
+	v = PyLong_AsUnsignedLong(obj);
+	if (v == (unsigned long)-1 && PyErr_Occurred()) {
+		if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+			PyErr_Clear();
+			PyErr_Format(PyExc_ValueError,
+				     "%s must be between 0 (never) and "
+				     "PAMTEST_CONV_EVERY_CALL (%u)",
+				     name, PAMTEST_CONV_EVERY_CALL);
+		}
+		return -1;
+	}
+	if (v > UINT_MAX) {
+		PyErr_Format(PyExc_ValueError,
+			     "%s must be between 0 (never) and "
+			     "PAMTEST_CONV_EVERY_CALL (%u)",
+			     name, PAMTEST_CONV_EVERY_CALL);
+		return -1;
+	}
+	*out = (unsigned int)v;
+	return 0;
+}
+
+/*
+ * The conv_* keyword arguments of run_pamtest() as libpamtest's faults.
+ * *any is set when one of them asks for a fault.
+ */
+static int faults_from_args(PyObject *fail_at, PyObject *fail_code,
+			    PyObject *null_resp_at, PyObject *null_entry_at,
+			    int long_answer, PyObject *long_answer_at,
+			    PyObject *long_answer_len,
+			    struct pamtest_conv_faults *f, bool *any)
+{
+	memset(f, 0, sizeof(*f));
+	if (call_number_arg(fail_at, "conv_fail_at", &f->fail_at) != 0 ||
+	    call_number_arg(null_resp_at, "conv_null_resp_at",
+			    &f->null_resp_at) != 0 ||
+	    call_number_arg(null_entry_at, "conv_null_entry_at",
+			    &f->null_entry_at) != 0 ||
+	    call_number_arg(long_answer_at, "conv_long_answer_at",
+			    &f->long_answer_at) != 0) {
+		return -1;
+	}
+	if (long_answer) {
+		if (f->long_answer_at != 0) {
+			PyErr_SetString(PyExc_TypeError,
+					"give conv_long_answer=True (every "
+					"call) or conv_long_answer_at=N, not "
+					"both");
+			return -1;
+		}
+		f->long_answer_at = PAMTEST_CONV_EVERY_CALL;
+	}
+	f->fail_code = PAM_CONV_ERR;
+	if (fail_code != NULL && fail_code != Py_None) {
+		long code;
+
+		if (PyBool_Check(fail_code) || !PyLong_Check(fail_code)) {
+			PyErr_Format(PyExc_TypeError,
+				     "conv_fail_code must be an int (a PAM "
+				     "return code), not %.100s",
+				     Py_TYPE(fail_code)->tp_name);
+			return -1;
+		}
+		code = PyLong_AsLong(fail_code);
+		if (code == -1 && PyErr_Occurred()) {
+			return -1;
+		}
+		if (code == PAM_SUCCESS || code < INT_MIN || code > INT_MAX) {
+			PyErr_SetString(PyExc_ValueError,
+					"conv_fail_code must be a PAM error "
+					"code (not PAM_SUCCESS: that is "
+					"conv_null_resp_at)");
+			return -1;
+		}
+		f->fail_code = (int)code;
+	}
+	if (long_answer_len != NULL && long_answer_len != Py_None) {
+		Py_ssize_t len;
+
+		if (PyBool_Check(long_answer_len) ||
+		    !PyLong_Check(long_answer_len)) {
+			PyErr_Format(PyExc_TypeError,
+				     "conv_long_answer_len must be an int, "
+				     "not %.100s",
+				     Py_TYPE(long_answer_len)->tp_name);
+			return -1;
+		}
+		len = PyLong_AsSsize_t(long_answer_len);
+		if (len == -1 && PyErr_Occurred()) {
+			return -1;
+		}
+		/* 16 MiB: a long answer, not a memory exhaustion test. */
+		if (len < 1 || len > (Py_ssize_t)1 << 24) {
+			PyErr_SetString(PyExc_ValueError,
+					"conv_long_answer_len must be between "
+					"1 and 16777216");
+			return -1;
+		}
+		f->long_answer_len = (size_t)len;
+	}
+	*any = f->fail_at != 0 || f->null_resp_at != 0 ||
+	       f->null_entry_at != 0 || f->long_answer_at != 0;
+	return 0;
+}
+
 PyDoc_STRVAR(run_pamtest_doc,
 	     "run_pamtest(username, service, tests, echo_off=None, "
-	     "echo_on=None, handle=None)\n--\n\n"
+	     "echo_on=None, handle=None, *, conv_fail_at=0, "
+	     "conv_fail_code=None, conv_null_resp_at=0, "
+	     "conv_null_entry_at=0, conv_long_answer=False, "
+	     "conv_long_answer_at=0, conv_long_answer_len=None)\n--\n\n"
 	     "Runs the TestCase list as one PAM transaction of service for "
 	     "username.\nPrompts are answered in order from echo_off "
 	     "(PAM_PROMPT_ECHO_OFF) and echo_on\n(PAM_PROMPT_ECHO_ON); when "
 	     "the answers run out the conversation fails.\nhandle is a "
 	     "pam_handle capsule from a PAMTEST_KEEPHANDLE case; the run "
 	     "takes it over.\nRaises PamTestError when a case returns other "
-	     "than its expected_rv or the\ntransaction cannot run.");
+	     "than its expected_rv or the\ntransaction cannot run.\n\n"
+	     "The conv_* arguments make the conversation misbehave; calls "
+	     "are numbered from 1\nacross the run (PAMTEST_CONV_EVERY_CALL: "
+	     "every call).  conv_fail_at: that call\nreturns conv_fail_code "
+	     "(None: PAM_CONV_ERR); conv_null_resp_at: it returns\n"
+	     "PAM_SUCCESS with no response array; conv_null_entry_at: with "
+	     "NULL answers;\nconv_long_answer (every call) or "
+	     "conv_long_answer_at: its prompts are answered\nwith "
+	     "conv_long_answer_len characters (default "
+	     "PAMTEST_CONV_LONG_ANSWER_LEN).\nA faulted call uses no answer "
+	     "and records no message, except that a\nlong-answer call "
+	     "records its messages.");
 
 static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 			     PyObject *kwds)
 {
 	static char *kwlist[] = {"username", "service", "tests", "echo_off",
-				 "echo_on", "handle", NULL};
+				 "echo_on", "handle", "conv_fail_at",
+				 "conv_fail_code", "conv_null_resp_at",
+				 "conv_null_entry_at", "conv_long_answer",
+				 "conv_long_answer_at", "conv_long_answer_len",
+				 NULL};
 	const char *user = NULL;
 	const char *service = NULL;
 	PyObject *tests_arg = NULL;
 	PyObject *echo_off_arg = Py_None;
 	PyObject *echo_on_arg = Py_None;
 	PyObject *handle_arg = Py_None;
+	PyObject *fail_at = NULL;
+	PyObject *fail_code = NULL;
+	PyObject *null_resp_at = NULL;
+	PyObject *null_entry_at = NULL;
+	int long_answer = 0;
+	PyObject *long_answer_at = NULL;
+	PyObject *long_answer_len = NULL;
+	struct pamtest_conv_faults faults;
+	bool any_fault = false;
 	PyObject *tests = NULL;
 	PyObject *in_cap = NULL;
 	pam_handle_t *in_ph = NULL;
@@ -907,10 +1065,18 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 
 	memset(&ctx, 0, sizeof(ctx));
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "zsO|OOO:run_pamtest",
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "zsO|OOO$OOOOpOO:run_pamtest",
 					 kwlist, &user, &service, &tests_arg,
 					 &echo_off_arg, &echo_on_arg,
-					 &handle_arg)) {
+					 &handle_arg, &fail_at, &fail_code,
+					 &null_resp_at, &null_entry_at,
+					 &long_answer, &long_answer_at,
+					 &long_answer_len)) {
+		return NULL;
+	}
+	if (faults_from_args(fail_at, fail_code, null_resp_at, null_entry_at,
+			     long_answer, long_answer_at, long_answer_len,
+			     &faults, &any_fault) != 0) {
 		return NULL;
 	}
 
@@ -971,8 +1137,10 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 	}
 
 	Py_BEGIN_ALLOW_THREADS
-	perr = _pamtest_conv(service, user, pypamtest_conv, &ctx, cases, n,
-			     in_ph);
+	/* No fault asked: the plain call, exactly as before. */
+	perr = _pamtest_conv_faults(service, user, pypamtest_conv, &ctx,
+				    any_fault ? &faults : NULL, cases, n,
+				    in_ph);
 	Py_END_ALLOW_THREADS
 
 	out_rc = collect_case_outputs(tests, cases, n, in_cap, in_ph);

@@ -47,7 +47,23 @@ def run_pamtest(
     echo_off: Iterable[str] | None = ...,
     echo_on: Iterable[str] | None = ...,
     handle: _PamHandle | None = ...,
-) -> TestResult: ...
+    *,
+    conv_fail_at: int | None = ...,
+    conv_fail_code: int | None = ...,
+    conv_null_resp_at: int | None = ...,
+    conv_null_entry_at: int | None = ...,
+    conv_long_answer: bool = ...,
+    conv_long_answer_at: int | None = ...,
+    conv_long_answer_len: int | None = ...,
+) -> TestResult:
+    """Conversation calls are numbered from 1 across the run; a conv_*_at
+    of 0 or None never applies, PAMTEST_CONV_EVERY_CALL applies to every
+    call.  conv_fail_at: that call returns conv_fail_code (default
+    PAM_CONV_ERR); conv_null_resp_at: PAM_SUCCESS with no response array;
+    conv_null_entry_at: PAM_SUCCESS with NULL answers; conv_long_answer
+    (every call) or conv_long_answer_at: prompts answered with
+    conv_long_answer_len characters "abcd...zabc..." (default
+    PAMTEST_CONV_LONG_ANSWER_LEN)."""
 
 PAMTEST_AUTHENTICATE: Final[int]
 PAMTEST_SETCRED: Final[int]
@@ -70,6 +86,9 @@ PAMTEST_ERR_OP: Final[int]
 PAMTEST_ERR_END: Final[int]
 PAMTEST_ERR_KEEPHANDLE: Final[int]
 PAMTEST_ERR_INTERNAL: Final[int]
+
+PAMTEST_CONV_EVERY_CALL: Final[int]
+PAMTEST_CONV_LONG_ANSWER_LEN: Final[int]
 
 PAM_SUCCESS: Final[int]
 PAM_OPEN_ERR: Final[int]

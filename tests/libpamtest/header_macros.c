@@ -4,6 +4,7 @@
  * header, in every form, expands to code that compiles with -Wall -Wextra
  * -Werror -pedantic as C99 and C11: run_pamtest with 4 and 5 arguments,
  * run_pamtest_conv with 5 and 6, run_pamtest_n with 5 and 6,
+ * run_pamtest_faults with 5 and 6, run_pamtest_conv_faults with 6 and 7,
  * pamtest_failed_case, pam_test and pam_test_flags.  Only <libpamtest.h>
  * is included.
  */
@@ -20,6 +21,7 @@ int lpt_header_macros(pam_conv_fn fn, pam_handle_t *ph)
 		pam_test(PAMTEST_GETENVLIST, PAM_SUCCESS),
 		pam_test(PAMTEST_KEEPHANDLE, PAM_SUCCESS),
 	};
+	struct pamtest_conv_faults faults = { 1, PAM_BUF_ERR, 0, 0, 0, 0, 0 };
 	struct pam_testcase *list = tests;
 	const struct pam_testcase *failed;
 	enum pamtest_err perr;
@@ -39,6 +41,17 @@ int lpt_header_macros(pam_conv_fn fn, pam_handle_t *ph)
 	n += (int)perr;
 	perr = run_pamtest_n("matrix", "trinity", &conv_data, list, 2, ph);
 	n += (int)perr;
+	perr = run_pamtest_faults("matrix", "trinity", &conv_data, &faults,
+				  tests);
+	n += (int)perr;
+	perr = run_pamtest_faults("matrix", "trinity", NULL, NULL, tests, ph);
+	n += (int)perr;
+	perr = run_pamtest_conv_faults("matrix", "trinity", fn, NULL, &faults,
+				       tests);
+	n += (int)perr;
+	perr = run_pamtest_conv_faults("matrix", "trinity", fn, NULL, &faults,
+				       tests, ph);
+	n += (int)perr + (int)faults.calls;
 	failed = pamtest_failed_case(tests);
 	if (failed != NULL) {
 		n += failed->op_rv;

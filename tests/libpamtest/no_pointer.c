@@ -32,6 +32,11 @@ int lpt_no_pointer(struct pam_testcase tests[], pam_conv_fn fn)
 	n += (int)run_pamtest_conv("svc", "user", fn, NULL, tests, NULL);
 #elif LPT_CASE == 5
 	n += pamtest_failed_case(tests) != NULL;
+#elif LPT_CASE == 7
+	n += (int)run_pamtest_faults("svc", "user", NULL, NULL, tests);
+#elif LPT_CASE == 8
+	n += (int)run_pamtest_conv_faults("svc", "user", fn, NULL, NULL, tests,
+					  NULL);
 #elif LPT_CASE == 6
 	{
 		struct pam_testcase *p = array;

@@ -9,6 +9,11 @@
  * Options, acted on in order (chauthtok acts in its UPDATE_AUTHTOK pass):
  *   off=ANSWER   PAM_PROMPT_ECHO_OFF prompt; PAM_AUTH_ERR unless ANSWER comes back
  *   on=ANSWER    PAM_PROMPT_ECHO_ON prompt; likewise
+ *   offlen=N     PAM_PROMPT_ECHO_OFF prompt; PAM_AUTH_ERR unless the answer
+ *                is N characters "abcd...zabc..." (libpamtest's long answer)
+ *   ifnull=N     return N when a call succeeds without a response array
+ *   ifnullentry=N  return N when a call succeeds with a NULL answer to a
+ *                prompt (both checked before the answers are compared)
  *   info=TEXT    PAM_TEXT_INFO message
  *   err=TEXT     PAM_ERROR_MSG message
  *   long=N       PAM_TEXT_INFO message of N characters "abc...zabc..."
@@ -34,15 +39,37 @@ struct lpt_batch {
 	struct pam_message msgs[LPT_MAX_MSGS];
 	char *text[LPT_MAX_MSGS];
 	const char *expect[LPT_MAX_MSGS]; /* answer expected for prompts; argv-owned */
+	long expect_len[LPT_MAX_MSGS];    /* offlen=N prompts: N; else -1 */
 	int n;
+	int ifnull;      /* returned for a NULL response array; 0: PAM_AUTH_ERR */
+	int ifnullentry; /* returned for a NULL answer; 0: PAM_AUTH_ERR */
 };
 
 static void lpt_batch_clear(struct lpt_batch *b)
 {
+	int ifnull = b->ifnull;
+	int ifnullentry = b->ifnullentry;
+
 	for (int i = 0; i < b->n; i++) {
 		free(b->text[i]);
 	}
 	memset(b, 0, sizeof(*b));
+	b->ifnull = ifnull;
+	b->ifnullentry = ifnullentry;
+}
+
+/* Whether s is the n characters "abcd...zabc...". */
+static int lpt_is_long(const char *s, long n)
+{
+	if ((long)strlen(s) != n) {
+		return 0;
+	}
+	for (long i = 0; i < n; i++) {
+		if (s[i] != (char)('a' + i % 26)) {
+			return 0;
+		}
+	}
+	return 1;
 }
 
 /* Send the queued messages in one call and check the answers. */
@@ -70,9 +97,22 @@ static int lpt_flush(pam_handle_t *pamh, struct lpt_batch *b)
 	}
 	for (int i = 0; i < b->n; i++) {
 		const char *got = resp != NULL ? resp[i].resp : NULL;
+		int prompt = b->expect[i] != NULL || b->expect_len[i] >= 0;
 
+		if (prompt && resp == NULL && b->ifnull != 0) {
+			rv = b->ifnull;
+			break;
+		}
+		if (prompt && got == NULL && b->ifnullentry != 0) {
+			rv = b->ifnullentry;
+			break;
+		}
 		if (b->expect[i] != NULL &&
 		    (got == NULL || strcmp(got, b->expect[i]) != 0)) {
+			rv = PAM_AUTH_ERR;
+		}
+		if (b->expect_len[i] >= 0 &&
+		    (got == NULL || !lpt_is_long(got, b->expect_len[i]))) {
 			rv = PAM_AUTH_ERR;
 		}
 	}
@@ -88,7 +128,7 @@ out:
 }
 
 static int lpt_queue(pam_handle_t *pamh, struct lpt_batch *b, int batch,
-		     int style, char *text, const char *expect)
+		     int style, char *text, const char *expect, long expect_len)
 {
 	if (text == NULL) {
 		return PAM_BUF_ERR;
@@ -104,6 +144,7 @@ static int lpt_queue(pam_handle_t *pamh, struct lpt_batch *b, int batch,
 	b->msgs[b->n].msg = text;
 	b->text[b->n] = text;
 	b->expect[b->n] = expect;
+	b->expect_len[b->n] = expect_len;
 	b->n++;
 	return batch ? PAM_SUCCESS : lpt_flush(pamh, b);
 }
@@ -144,6 +185,10 @@ static int lpt_run(pam_handle_t *pamh, int flags, int check_flags,
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "batch") == 0) {
 			batch = 1;
+		} else if (strncmp(argv[i], "ifnull=", 7) == 0) {
+			b.ifnull = (int)strtol(argv[i] + 7, NULL, 10);
+		} else if (strncmp(argv[i], "ifnullentry=", 12) == 0) {
+			b.ifnullentry = (int)strtol(argv[i] + 12, NULL, 10);
 		}
 	}
 	for (int i = 0; i < argc && rv == PAM_SUCCESS; i++) {
@@ -151,19 +196,23 @@ static int lpt_run(pam_handle_t *pamh, int flags, int check_flags,
 
 		if (strncmp(a, "off=", 4) == 0) {
 			rv = lpt_queue(pamh, &b, batch, PAM_PROMPT_ECHO_OFF,
-				       strdup("off: "), a + 4);
+				       strdup("off: "), a + 4, -1);
+		} else if (strncmp(a, "offlen=", 7) == 0) {
+			rv = lpt_queue(pamh, &b, batch, PAM_PROMPT_ECHO_OFF,
+				       strdup("offlen: "), NULL,
+				       strtol(a + 7, NULL, 10));
 		} else if (strncmp(a, "on=", 3) == 0) {
 			rv = lpt_queue(pamh, &b, batch, PAM_PROMPT_ECHO_ON,
-				       strdup("on: "), a + 3);
+				       strdup("on: "), a + 3, -1);
 		} else if (strncmp(a, "info=", 5) == 0) {
 			rv = lpt_queue(pamh, &b, batch, PAM_TEXT_INFO,
-				       strdup(a + 5), NULL);
+				       strdup(a + 5), NULL, -1);
 		} else if (strncmp(a, "err=", 4) == 0) {
 			rv = lpt_queue(pamh, &b, batch, PAM_ERROR_MSG,
-				       strdup(a + 4), NULL);
+				       strdup(a + 4), NULL, -1);
 		} else if (strncmp(a, "long=", 5) == 0) {
 			rv = lpt_queue(pamh, &b, batch, PAM_TEXT_INFO,
-				       lpt_long_text(strtol(a + 5, NULL, 10)), NULL);
+				       lpt_long_text(strtol(a + 5, NULL, 10)), NULL, -1);
 		} else if (strncmp(a, "flags=", 6) == 0) {
 			if (check_flags && flags != (int)strtol(a + 6, NULL, 0)) {
 				rv = PAM_SERVICE_ERR;

@@ -6,7 +6,7 @@
  *      one (run_pamtest's 4-argument form);
  *   2. a stack of pam_set_items and pam_get_items, checked through
  *      PAMTEST_GETENVLIST;
- * plus the examples of libpamtest(3).
+ * plus the examples of libpamtest(3) (keeping a handle, conversation faults).
  * The fixture only writes the service files and the passdb into a private
  * directory below $TMPDIR; the test bodies are the examples.  Runs wrapped
  * (LD_PRELOAD, PAM_WRAPPER=1), with our modules named bare in the services.
@@ -217,6 +217,27 @@ static void test_manpage_keep_and_continue(void **state)
 	assert_int_equal(perr, PAMTEST_ERR_OK);
 }
 
+/* The fault example of libpamtest(3): the conversation fails on pam_matrix's
+ * password prompt. */
+static void test_manpage_faults(void **state)
+{
+	enum pamtest_err perr;
+	const char *answers[] = { "secret", NULL };
+	struct pamtest_conv_data conv_data = { .in_echo_off = answers };
+	struct pamtest_conv_faults faults = {
+		.fail_at = 1,
+		.fail_code = PAM_BUF_ERR,
+	};
+	struct pam_testcase tests[] = {
+		pam_test(PAMTEST_AUTHENTICATE, PAM_CRED_ERR),
+	};
+
+	(void)state;
+	perr = run_pamtest_faults("matrix", "trinity", &conv_data, &faults, tests);
+	assert_int_equal(perr, PAMTEST_ERR_OK);
+	assert_int_equal(faults.calls, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -224,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_pam_chauthtok_and_login),
 		cmocka_unit_test(test_pam_items),
 		cmocka_unit_test(test_manpage_keep_and_continue),
+		cmocka_unit_test(test_manpage_faults),
 	};
 
 	return cmocka_run_group_tests(tests, setup_services, teardown_services);

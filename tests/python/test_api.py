@@ -218,7 +218,10 @@ def test_run_pamtest_needs_its_arguments():
 def test_signatures_for_introspection():
     import inspect
     assert str(inspect.signature(pypamtest.run_pamtest)) == (
-        "(username, service, tests, echo_off=None, echo_on=None, handle=None)")
+        "(username, service, tests, echo_off=None, echo_on=None, handle=None, "
+        "*, conv_fail_at=0, conv_fail_code=None, conv_null_resp_at=0, "
+        "conv_null_entry_at=0, conv_long_answer=False, conv_long_answer_at=0, "
+        "conv_long_answer_len=None)")
     assert str(inspect.signature(pypamtest.TestCase)) == (
         "(pam_operation, expected_rv=0, flags=0)")
     assert str(inspect.signature(pypamtest.TestResult)) == (
@@ -256,6 +259,10 @@ def test_type_stub_describes_the_signatures():
     args = [a.arg for a in funcs["run_pamtest"].args.args]
     assert args == ["username", "service", "tests", "echo_off", "echo_on",
                     "handle"]
+    kwonly = [a.arg for a in funcs["run_pamtest"].args.kwonlyargs]
+    assert kwonly == ["conv_fail_at", "conv_fail_code", "conv_null_resp_at",
+                      "conv_null_entry_at", "conv_long_answer",
+                      "conv_long_answer_at", "conv_long_answer_len"]
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     members = {n.name for n in classes["TestCase"].body
                if isinstance(n, ast.FunctionDef)}

@@ -150,6 +150,27 @@ run authenticate
     ("start user\nrun authenticate\n", 7, "missing user name"),
     ("  auth required pam_deny.so\nrun authenticate\n", 7, "looks like a service file line"),
     ("", 1, "no `run` line"),
+    # Conversation faults.
+    ("fault fail\nrun authenticate\n", 7, "`fault` must follow a `start` line"),
+    ("run authenticate\nend\n    fault fail\n", 9, "`fault` must follow a `start` line"),
+    ("run authenticate\n    fault\n", 8, "missing fault kind"),
+    ("run authenticate\n    fault explode\n", 8, 'unknown fault "explode"'),
+    ("run authenticate\n    fault fail at 0\n", 8,
+     'call number after `at` must be a number from 1'),
+    ("run authenticate\n    fault fail at -1\n", 8, 'not "-1"'),
+    ("run authenticate\n    fault fail at 2x\n", 8, 'not "2x"'),
+    ("run authenticate\n    fault fail at\n", 8, "missing call number after `at`"),
+    ("run authenticate\n    fault fail at 1 at 2\n", 8, "`at` given twice"),
+    ("run authenticate\n    fault null-resp code PAM_BUF_ERR\n", 8,
+     "`code` goes only with `fault fail`"),
+    ("run authenticate\n    fault fail code PAM_SUCCESS\n", 8, "cannot return PAM_SUCCESS"),
+    ("run authenticate\n    fault fail code PAM_NOPE\n", 8, 'unknown PAM code "PAM_NOPE"'),
+    ("run authenticate\n    fault fail length 5\n", 8,
+     "`length` goes only with `fault long-answer`"),
+    ("run authenticate\n    fault long-answer length 0\n", 8,
+     "length after `length` must be a number from 1 to 16777216"),
+    ("run authenticate\n    fault long-answer length 16777217\n", 8, 'not "16777217"'),
+    ("start\n    fault null-entry soon\nrun authenticate\n", 8, 'unexpected "soon"'),
 ])
 def test_malformed_scenario(tenv, workdir, body, line, message):
     sc = write_file(workdir, "bad.pamtest", HEADER + body)
@@ -517,3 +538,115 @@ run acct_mgmt
 """)
     r = tenv.pamtest(sc)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+# pam_matrix verbose under conversation faults: call 1 is the password
+# prompt, call 2 the verbose message (HEADER is lines 1-6).
+FAULTS = HEADER + """\
+run authenticate expect PAM_CRED_ERR
+    fault fail at 1
+    error "Authentication failed"
+run authenticate expect PAM_CRED_ERR
+    fault fail code PAM_BUF_ERR
+    no-error
+run authenticate expect PAM_CRED_ERR
+    fault null-resp at 1
+run authenticate expect PAM_CRED_ERR
+    fault null-entry
+run authenticate expect PAM_AUTH_ERR
+    fault long-answer length 513
+    error "Authentication failed"
+run authenticate
+    prompt "Password: " answer secret
+    fault null-resp at 2
+    no-info
+run chauthtok expect PAM_AUTHTOK_ERR
+    prompt "Old password: " answer secret
+    fault null-entry at 2
+start
+    fault fail at 3
+run authenticate
+    prompt "Password: " answer secret
+    info "Authentication succeeded"
+run authenticate expect PAM_CRED_ERR
+    error "Authentication failed"
+run authenticate
+    prompt "Password: " answer secret
+"""
+
+
+def test_conversation_faults(tenv, workdir):
+    sc = write_file(workdir, "faults.pamtest", FAULTS)
+    r = tenv.pamtest(sc)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.rstrip().splitlines()[-1] == "OK: 10 passed, 0 failed (1 scenario)"
+    assert tenv.leftovers() == []
+
+
+def test_fault_changes_the_outcome(tenv, workdir):
+    # The same operations without the faults fail their expectations, and a
+    # faulted prompt uses no `prompt` line: that one was never asked.
+    sc = write_file(workdir, "f.pamtest", HEADER + """\
+run authenticate expect PAM_CRED_ERR
+    prompt "Password: " answer secret
+run authenticate
+    prompt "Password: " answer secret
+    fault fail at 1
+start
+    fault long-answer
+run authenticate
+    prompt "Password: " answer secret
+run authenticate expect PAM_AUTH_ERR
+""")
+    r = tenv.pamtest(sc)
+    assert r.returncode == 1
+    out = r.stdout
+    assert f"{sc}:7: authenticate returned PAM_SUCCESS, expected PAM_CRED_ERR" in out
+    assert f"{sc}:9: authenticate returned PAM_CRED_ERR, expected PAM_SUCCESS" in out
+    assert f'{sc}:10: prompt "Password: " was never asked' in out
+    assert f"{sc}:14: authenticate returned PAM_AUTH_ERR, expected PAM_SUCCESS" in out
+    assert "FAILED: 1 passed, 3 failed" in out
+
+
+def test_faults_reach_the_module_exactly(tenv, workdir):
+    # pam_lpt_test (tests/libpamtest) returns the code of a failed call,
+    # tells "no array" (ifnull=) from "NULL answer" (ifnullentry=), and
+    # checks the length and content of a long answer (offlen=).
+    lpt = os.environ.get("PWRAP_LPT_MODULE")
+    if not lpt or not os.path.exists(lpt):
+        pytest.skip("PWRAP_LPT_MODULE (pam_lpt_test.so) is not set")
+    sc = write_file(workdir, "lpt.pamtest", f"""\
+service lpt
+    auth     required {lpt} ifnull=18 ifnullentry=8 off=x
+    account  required {lpt} offlen=600
+    password required {lpt} info=hello off=x
+user neo x
+
+run authenticate expect PAM_BUF_ERR
+    fault fail code PAM_BUF_ERR
+run authenticate expect 27
+    fault fail at 1 code 27
+run authenticate expect PAM_NO_MODULE_DATA
+    fault null-resp
+run authenticate expect PAM_CRED_INSUFFICIENT
+    fault null-entry
+run acct_mgmt
+    fault long-answer length 600
+run acct_mgmt expect PAM_AUTH_ERR
+    fault long-answer length 599
+run acct_mgmt expect PAM_AUTH_ERR
+    fault long-answer
+run chauthtok
+    fault null-resp at 1
+    prompt "off: " answer x
+    no-info
+run chauthtok
+    fault long-answer at 1
+    prompt "off: " answer x
+    info hello
+run authenticate
+    prompt "off: " answer x
+""")
+    r = tenv.pamtest(sc)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "OK: 10 passed, 0 failed" in r.stdout

@@ -623,6 +623,127 @@ static int parse_prompt(struct scenario *sc, struct cur *c)
 	return expect_end(c);
 }
 
+/* Default length of a long answer: libpamtest's PAMTEST_CONV_LONG_ANSWER_LEN. */
+#define FAULT_LONG_DEFAULT 2048
+#define FAULT_LONG_MAX (1 << 24)
+
+/* A decimal number from 1 to max, or -1 with an error naming what. */
+static long read_count(struct cur *c, const char *what, long max)
+{
+	char *w = read_word(c, what);
+	char *end = NULL;
+	long v = -1;
+
+	if (w == NULL)
+		return -1;
+	errno = 0;
+	if (w[0] >= '0' && w[0] <= '9')
+		v = strtol(w, &end, 10);
+	if (v < 1 || v > max || errno != 0 || end == NULL || *end != '\0') {
+		perr(c, "%s must be a number from 1 to %ld, not \"%s\"", what, max, w);
+		v = -1;
+	}
+	free(w);
+	return v;
+}
+
+/*
+ * fault KIND [at N] [code CODE] [length L], after a `start` (faults of the
+ * whole transaction, calls counted from pam_start) or a `run` (of that
+ * operation, calls counted from its start).
+ */
+static int parse_fault(struct scenario *sc, struct cur *c)
+{
+	static const char *const kinds =
+		"fail, null-resp, null-entry or long-answer";
+	struct step *s = sc->nsteps > 0 ? &sc->steps[sc->nsteps - 1] : NULL;
+	struct fault *f;
+	int has_at = 0, has_code = 0, has_len = 0;
+	char *w;
+
+	if (s == NULL || (s->kind != STEP_START && s->kind != STEP_RUN)) {
+		perr(c, "`fault` must follow a `start` line (a fault of the whole "
+			"transaction) or a `run` line (of that operation)");
+		return -1;
+	}
+	s->faults = xrealloc(s->faults, s->nfaults + 1, sizeof(*f));
+	f = &s->faults[s->nfaults++];
+	memset(f, 0, sizeof(*f));
+	f->line = c->line;
+	f->code = PAM_CONV_ERR;
+	f->length = FAULT_LONG_DEFAULT;
+	if ((w = read_word(c, "fault kind (fail, null-resp, null-entry or long-answer)")) == NULL)
+		return -1;
+	if (strcmp(w, "fail") == 0) {
+		f->kind = FAULT_FAIL;
+	} else if (strcmp(w, "null-resp") == 0) {
+		f->kind = FAULT_NULL_RESP;
+	} else if (strcmp(w, "null-entry") == 0) {
+		f->kind = FAULT_NULL_ENTRY;
+	} else if (strcmp(w, "long-answer") == 0) {
+		f->kind = FAULT_LONG_ANSWER;
+	} else {
+		perr(c, "unknown fault \"%s\" (%s)", w, kinds);
+		free(w);
+		return -1;
+	}
+	free(w);
+	while (!at_end(c)) {
+		long v;
+
+		if (accept_word(c, "at")) {
+			if (has_at++) {
+				perr(c, "`at` given twice");
+				return -1;
+			}
+			/* Call numbers as libpamtest's: below its "every call". */
+			if ((v = read_count(c, "call number after `at`", INT_MAX)) < 0)
+				return -1;
+			f->at = (unsigned int)v;
+		} else if (accept_word(c, "code")) {
+			if (f->kind != FAULT_FAIL) {
+				perr(c, "`code` goes only with `fault fail`");
+				return -1;
+			}
+			if (has_code++) {
+				perr(c, "`code` given twice");
+				return -1;
+			}
+			if ((w = read_word(c, "PAM code after `code`")) == NULL)
+				return -1;
+			if (parse_pam_code(w, &f->code) != 0) {
+				perr(c, "unknown PAM code \"%s\" (e.g. PAM_CONV_ERR, PAM_BUF_ERR "
+					"or a number)", w);
+				free(w);
+				return -1;
+			}
+			free(w);
+			if (f->code == PAM_SUCCESS) {
+				perr(c, "a failing call cannot return PAM_SUCCESS (that is "
+					"`fault null-resp`)");
+				return -1;
+			}
+		} else if (accept_word(c, "length")) {
+			if (f->kind != FAULT_LONG_ANSWER) {
+				perr(c, "`length` goes only with `fault long-answer`");
+				return -1;
+			}
+			if (has_len++) {
+				perr(c, "`length` given twice");
+				return -1;
+			}
+			if ((v = read_count(c, "length after `length`", FAULT_LONG_MAX)) < 0)
+				return -1;
+			f->length = (size_t)v;
+		} else {
+			perr(c, "unexpected \"%s\" (fault KIND [at N] [code CODE] "
+				"[length L])", c->p);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int parse_message(struct scenario *sc, struct cur *c, enum exp_kind kind, const char *kw)
 {
 	struct step *run = current_run(sc, c, kw);
@@ -706,7 +827,8 @@ static int parse_directive(struct scenario *sc, struct cur *c)
 {
 	static const char *const kws =
 		"service, service-dir, user, start, run, end, setenv, unsetenv, putenv, set-item, "
-		"prompt, info, error, no-info, no-error, env, absent-env, item, absent-item";
+		"prompt, info, error, no-info, no-error, env, absent-env, item, absent-item, "
+		"fault";
 	char *kw;
 	int rc;
 
@@ -755,6 +877,8 @@ static int parse_directive(struct scenario *sc, struct cur *c)
 		rc = parse_item_expect(sc, c, 0);
 	else if (strcmp(kw, "absent-item") == 0)
 		rc = parse_item_expect(sc, c, 1);
+	else if (strcmp(kw, "fault") == 0)
+		rc = parse_fault(sc, c);
 	else if (strcmp(kw, "auth") == 0 || strcmp(kw, "account") == 0 ||
 		 strcmp(kw, "password") == 0 || strcmp(kw, "session") == 0 ||
 		 strncmp(kw, "-", 1) == 0 || strcmp(kw, "@include") == 0) {
@@ -939,6 +1063,7 @@ void scenario_free(struct scenario *sc)
 			match_free(&e->m);
 		}
 		free(s->exps);
+		free(s->faults);
 		free(s->user);
 		free(s->service);
 		free(s->name);

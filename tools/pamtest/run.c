@@ -6,6 +6,13 @@
  * variables it changes are restored afterwards, so several scenarios can run
  * one after the other.  Expectation failures become "file:line: ..." strings
  * in the results; answers and passwords never appear in them.
+ *
+ * Conversation faults (`fault` lines, see struct fault): the conversation
+ * counts its calls per transaction and per operation; a call a fault names
+ * fails, answers without an array or with NULL answers, or answers its
+ * prompts with a long string.  Such a call is not checked against the
+ * `prompt` lines and uses none of them; only a long-answer call records
+ * its messages.
  */
 #define _GNU_SOURCE
 #include "names.h"
@@ -35,6 +42,9 @@ struct runner {
 	int last_rc;        /* status handed to pam_end */
 	char *start_error;  /* pam_start failed: every test until the next start fails */
 	const struct step *run; /* operation in progress, or NULL */
+	const struct step *tx;  /* `start` of the transaction if it has faults */
+	unsigned int tx_calls;  /* conversation calls since pam_start */
+	unsigned int op_calls;  /* and since the operation began */
 	size_t next_exp;    /* index in run->exps to look for the next prompt */
 	int conv_failed;
 	struct msg *msgs;
@@ -239,14 +249,91 @@ fail:
 	return PAM_CONV_ERR;
 }
 
+/* The first fault of `kind` in s that names call `call`, or NULL. */
+static const struct fault *fault_for(const struct step *s, enum fault_kind kind,
+				     unsigned int call)
+{
+	for (size_t i = 0; s != NULL && i < s->nfaults; i++) {
+		const struct fault *f = &s->faults[i];
+		if (f->kind == kind && (f->at == 0 || f->at == call))
+			return f;
+	}
+	return NULL;
+}
+
+/*
+ * The fault for this call: the operation's, then the transaction's, the
+ * kinds in the order fail, null-resp, null-entry, long-answer.
+ */
+static const struct fault *current_fault(const struct runner *r)
+{
+	static const enum fault_kind order[] = {FAULT_FAIL, FAULT_NULL_RESP,
+						FAULT_NULL_ENTRY, FAULT_LONG_ANSWER};
+
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		const struct fault *f = fault_for(r->run, order[k], r->op_calls);
+		if (f == NULL)
+			f = fault_for(r->tx, order[k], r->tx_calls);
+		if (f != NULL)
+			return f;
+	}
+	return NULL;
+}
+
+/* "abcd...zabc...", len characters (libpamtest's long answer).  Malloc'd. */
+static char *long_answer(size_t len)
+{
+	char *s = malloc(len + 1);
+
+	if (s == NULL)
+		return NULL;
+	for (size_t i = 0; i < len; i++)
+		s[i] = (char)('a' + i % 26);
+	s[len] = '\0';
+	return s;
+}
+
+static int record_msg(struct runner *r, const struct pam_message *m)
+{
+	struct msg *l = reallocarray(r->msgs, r->nmsgs + 1, sizeof(*l));
+
+	if (l == NULL)
+		return PAM_BUF_ERR;
+	r->msgs = l;
+	l[r->nmsgs].style = m->msg_style;
+	l[r->nmsgs].text = strdup(m->msg != NULL ? m->msg : "");
+	r->nmsgs++;
+	return PAM_SUCCESS;
+}
+
 static int conv(int n, const struct pam_message **msg, struct pam_response **resp, void *data)
 {
 	struct runner *r = data;
+	const struct fault *fault = NULL;
 	struct pam_response *out;
 	int rc = PAM_SUCCESS;
 
+	if (r->run != NULL) {
+		r->tx_calls++;
+		r->op_calls++;
+		fault = current_fault(r);
+	}
+	if (fault != NULL && fault->kind == FAULT_FAIL) {
+		if (resp != NULL)
+			*resp = NULL;
+		return fault->code;
+	}
 	if (n <= 0 || n > PAM_MAX_NUM_MSG || msg == NULL || resp == NULL)
 		return PAM_CONV_ERR;
+	if (fault != NULL && fault->kind == FAULT_NULL_RESP) {
+		*resp = NULL;
+		return PAM_SUCCESS;
+	}
+	if (fault != NULL && fault->kind == FAULT_NULL_ENTRY) {
+		/* Every answer NULL; the module frees the array. */
+		*resp = calloc((size_t)n, sizeof(**resp));
+		return *resp != NULL ? PAM_SUCCESS : PAM_BUF_ERR;
+	}
 	out = calloc((size_t)n, sizeof(*out));
 	if (out == NULL)
 		return PAM_BUF_ERR;
@@ -260,21 +347,18 @@ static int conv(int n, const struct pam_message **msg, struct pam_response **res
 		switch (m->msg_style) {
 		case PAM_PROMPT_ECHO_OFF:
 		case PAM_PROMPT_ECHO_ON:
+			if (fault != NULL) {
+				/* long-answer: no `prompt` line is used. */
+				out[i].resp = long_answer(fault->length);
+				rc = out[i].resp != NULL ? PAM_SUCCESS : PAM_BUF_ERR;
+				break;
+			}
 			rc = answer_prompt(r, m, &out[i].resp);
 			break;
 		case PAM_TEXT_INFO:
-		case PAM_ERROR_MSG: {
-			struct msg *l = reallocarray(r->msgs, r->nmsgs + 1, sizeof(*l));
-			if (l == NULL) {
-				rc = PAM_BUF_ERR;
-				break;
-			}
-			r->msgs = l;
-			l[r->nmsgs].style = m->msg_style;
-			l[r->nmsgs].text = strdup(m->msg != NULL ? m->msg : "");
-			r->nmsgs++;
+		case PAM_ERROR_MSG:
+			rc = record_msg(r, m);
 			break;
-		}
 		default:
 			failf(r, r->run->line, "unsupported conversation message style %d", m->msg_style);
 			rc = PAM_CONV_ERR;
@@ -422,6 +506,9 @@ static void do_start(struct runner *r, const struct step *s)
 	pc.conv = conv;
 	pc.appdata_ptr = r;
 	r->last_rc = PAM_SUCCESS;
+	/* s may be need_handle()'s temporary, which has no faults. */
+	r->tx = s != NULL && s->nfaults > 0 ? s : NULL;
+	r->tx_calls = 0;
 	rc = pam_start(svc, user, &pc, &r->pamh);
 	if (rc != PAM_SUCCESS) {
 		if (asprintf(&r->start_error, "%s:%d: pam_start(\"%s\", %s%s%s) failed: %s",
@@ -469,6 +556,7 @@ static void do_run(struct runner *r, const struct step *s)
 	r->run = s;
 	r->next_exp = 0;
 	r->conv_failed = 0;
+	r->op_calls = 0;
 	clear_msgs(r);
 	if (!need_handle(r, s))
 		goto out;
@@ -510,6 +598,7 @@ static void do_end(struct runner *r, const struct step *s)
 	} else {
 		int rc = pam_end(r->pamh, r->last_rc);
 		r->pamh = NULL;
+		r->tx = NULL;
 		if (rc != s->expected)
 			failf(r, s->line, "pam_end returned %s, expected %s", pam_code_name(rc),
 			      pam_code_name(s->expected));

@@ -43,6 +43,26 @@ struct expect {
 	struct match m;
 };
 
+/*
+ * A conversation fault (`fault` line after a `start` or `run`): on the
+ * conversation call `at` (1-based; 0 every call) of the transaction (after
+ * `start`) or of the operation (after `run`), the application misbehaves.
+ */
+enum fault_kind {
+	FAULT_FAIL,        /* return code */
+	FAULT_NULL_RESP,   /* PAM_SUCCESS, no response array */
+	FAULT_NULL_ENTRY,  /* PAM_SUCCESS, NULL answers */
+	FAULT_LONG_ANSWER, /* prompts answered with `length` characters */
+};
+
+struct fault {
+	enum fault_kind kind;
+	int line;
+	unsigned int at; /* 0: every call */
+	int code;        /* FAULT_FAIL: what the call returns */
+	size_t length;   /* FAULT_LONG_ANSWER */
+};
+
 enum step_kind {
 	STEP_START,
 	STEP_RUN,
@@ -76,6 +96,8 @@ struct step {
 	int item;         /* SET_ITEM */
 	struct expect *exps;
 	size_t nexps;
+	struct fault *faults; /* START (whole transaction) and RUN */
+	size_t nfaults;
 };
 
 struct service {

@@ -1,0 +1,382 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""pytest plugin of pam_wrapper: the ``pam_wrapper`` fixture.
+
+Each test that asks for the fixture gets its own PAM service directory and
+pam_matrix password database, set in PAM_WRAPPER_SERVICE_DIR and
+PAM_MATRIX_PASSWD (with PAM_WRAPPER=1) for the test and restored after it;
+the wrapper reads them at every pam_start(), so one pytest process runs any
+number of such tests.  A default service, ``matrix`` (DEFAULT_SERVICE),
+stacks pam_matrix.so on the test's passdb in all four groups.
+
+libpam_wrapper.so must be preloaded into the Python process.  When it is
+not, the plugin re-executes the interpreter once with pytest's own
+arguments and LD_PRELOAD=<libpam_wrapper.so> PAM_WRAPPER=1 added to the
+environment (xdist workers then inherit both):
+
+- loaded on purpose (``-p pytest_pam_wrapper`` or ``-p pam_wrapper``,
+  also in addopts, $PYTEST_PLUGINS, or ``pytest_plugins =
+  ["pytest_pam_wrapper"]`` in a conftest.py): at once, in
+  pytest_cmdline_main, before any output;
+- loaded only through its entry point (installed package): after
+  collection, and only when a selected test uses the fixture, so that other
+  projects' test runs on the same machine never get the wrapper (the
+  session header then shows twice).  This late re-run cannot happen under
+  xdist (the controller collects nothing): load the plugin on purpose there.
+
+The library is $PAM_WRAPPER_LIB, else libpam_wrapper.so in the directory
+of the libpamtest that pypamtest loads (the build tree's lib/, or the
+installed libdir).  Only the pytest main program re-executes: never an xdist
+worker, never pytest.main() called with other arguments than the process
+got (pytester's in-process runs); there the fixture fails and says how to
+load the wrapper.  The environment variable _PYTEST_PAM_WRAPPER_REEXEC
+guards against a loop.
+
+PYTEST_DONT_REWRITE: no assertions here; the entry-point shim imports this
+package before pytest could mark it for rewriting.
+"""
+import ctypes
+import os
+import re
+import sys
+import types
+
+import pytest
+
+__all__ = ["DEFAULT_SERVICE", "PamWrapper", "pam_wrapper"]
+
+#: The service every fixture provides: pam_matrix.so in all four groups.
+DEFAULT_SERVICE = "matrix"
+
+#: Environment variable naming the libpam_wrapper.so to preload.
+LIB_ENV = "PAM_WRAPPER_LIB"
+
+_REEXEC_MARK = "_PYTEST_PAM_WRAPPER_REEXEC"
+_PLUGIN_NAMES = ("pytest_pam_wrapper", "pam_wrapper")
+_FIXTURE = "pam_wrapper"
+
+
+def wrapper_loaded():
+    """Whether a libpam_wrapper.so is in this process (its symbol is)."""
+    try:
+        return hasattr(ctypes.CDLL(None), "pam_wrapper_enabled")
+    except OSError:
+        return False
+
+
+def _mapped(name_re):
+    """Paths of the shared objects mapped in this process matching name_re."""
+    found = []
+    try:
+        with open("/proc/self/maps", encoding="utf-8",
+                  errors="surrogateescape") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) == 6:
+                    path = parts[5].strip()
+                    if re.match(name_re, os.path.basename(path)) \
+                            and path not in found:
+                        found.append(path)
+    except OSError:
+        pass
+    return found
+
+
+def find_wrapper_library():
+    """The libpam_wrapper.so to preload, or None.
+
+    $PAM_WRAPPER_LIB when set; else the one next to the libpamtest that
+    pypamtest loads (pypamtest finds the libpamtest installed with it).
+    """
+    lib = os.environ.get(LIB_ENV)
+    if lib:
+        return lib
+    try:
+        import pypamtest  # noqa: F401  (maps libpamtest into the process)
+    except ImportError:
+        return None
+    for path in _mapped(r"libpamtest\.so"):
+        libdir = os.path.dirname(path)
+        for name in ("libpam_wrapper.so", "libpam_wrapper.so.0"):
+            cand = os.path.join(libdir, name)
+            if os.path.exists(cand):
+                return cand
+    return None
+
+
+def _reexec_argv():
+    """This interpreter's command line: the same pytest run again."""
+    orig = getattr(sys, "orig_argv", None)  # Python >= 3.10
+    if orig:
+        return list(orig)
+    main = sys.argv[0]
+    if os.path.basename(main) == "__main__.py":
+        return [sys.executable, "-m", "pytest"] + sys.argv[1:]
+    return [sys.executable] + sys.argv
+
+
+def _why_not_reexec(config):
+    """None when this process may re-execute itself, else the reason."""
+    if hasattr(config, "workerinput") or os.environ.get("PYTEST_XDIST_WORKER"):
+        return "this is a pytest-xdist worker"
+    if tuple(config.invocation_params.args) != tuple(sys.argv[1:]):
+        return "pytest was started from Python code (pytest.main())"
+    return None
+
+
+def _loaded_on_purpose(config):
+    """-p, $PYTEST_PLUGINS, pytest_plugins in a conftest, or no entry point
+    involved."""
+    pm = config.pluginmanager
+    names = list(getattr(config.known_args_namespace, "plugins", None) or ())
+    names += [n.strip() for n in os.environ.get("PYTEST_PLUGINS", "").split(",")]
+    if any(name in _PLUGIN_NAMES for name in names):
+        return True
+    shim = pm.get_plugin("pam_wrapper")
+    if shim is None:
+        return True
+    for plugin in pm.get_plugins():
+        if plugin is shim or not isinstance(plugin, types.ModuleType):
+            continue
+        specs = getattr(plugin, "pytest_plugins", ())
+        if isinstance(specs, str):
+            specs = [specs]
+        if "pytest_pam_wrapper" in specs:
+            return True
+    return False
+
+
+def _reexec(config, late):
+    if _REEXEC_MARK in os.environ:
+        # Never twice: we already ran again and it did not help.
+        _check_after_reexec()
+    lib = find_wrapper_library()
+    if lib is None or not os.path.exists(lib):
+        raise pytest.UsageError(
+            "pytest_pam_wrapper: libpam_wrapper.so is not loaded and %s; "
+            "set %s=/path/to/libpam_wrapper.so, or run pytest with "
+            "LD_PRELOAD=/path/to/libpam_wrapper.so PAM_WRAPPER=1"
+            % ("%s=%s does not exist" % (LIB_ENV, lib) if lib else
+               "was not found next to pypamtest's libpamtest", LIB_ENV))
+    env = dict(os.environ)
+    preload = [p for p in re.split(r"[: ]", env.get("LD_PRELOAD", "")) if p]
+    # After what is there: sanitizer runtimes must stay first.
+    env["LD_PRELOAD"] = ":".join(preload + [lib])
+    env["PAM_WRAPPER"] = "1"
+    env[_REEXEC_MARK] = lib
+    capman = config.pluginmanager.getplugin("capturemanager")
+    if capman is not None:
+        capman.stop_global_capturing()
+    if late:
+        sys.stderr.write("pytest_pam_wrapper: running pytest again with "
+                         "LD_PRELOAD=%s for the pam_wrapper fixture\n" % lib)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, _reexec_argv(), env)
+
+
+def _check_after_reexec():
+    """After our re-execution: the wrapper must be there now."""
+    lib = os.environ.pop(_REEXEC_MARK, None)
+    if lib is not None and not wrapper_loaded():
+        raise pytest.UsageError(
+            "pytest_pam_wrapper: pytest was re-run with LD_PRELOAD=%s but "
+            "libpam_wrapper.so is still not loaded (is LD_PRELOAD removed "
+            "by a wrapper script? A sanitizer build of the library needs "
+            "the sanitizer runtime in LD_PRELOAD first)" % lib)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    # Also reached when the plugin is registered late (a test module's
+    # pytest_plugins), where pytest_cmdline_main is not: a successful
+    # re-run must not leave its mark to the tests' child processes.
+    if wrapper_loaded():
+        os.environ.pop(_REEXEC_MARK, None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    _check_after_reexec()
+    if wrapper_loaded() or config.option.help or config.option.version:
+        return None
+    if _why_not_reexec(config) is None and _loaded_on_purpose(config):
+        _reexec(config, late=False)
+    return None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    config = session.config
+    if wrapper_loaded() or config.option.collectonly \
+            or _why_not_reexec(config) is not None:
+        return
+    if any(_FIXTURE in getattr(item, "fixturenames", ())
+           for item in session.items):
+        _reexec(config, late=True)
+
+
+def pytest_report_header(config):
+    libs = _mapped(r"libpam_wrapper\.so")
+    if libs:
+        return "pam_wrapper: %s" % libs[0]
+    return None
+
+
+def _check_name(what, value, extra=""):
+    if not isinstance(value, str):
+        raise TypeError("%s must be a str, not %s"
+                        % (what, type(value).__name__))
+    bad = set(":\n\0" + extra).intersection(value)
+    if bad:
+        raise ValueError("%s %r may not contain %s" % (
+            what, value, " or ".join(repr(c) for c in sorted(bad))))
+
+
+def _runtime_dir():
+    """The wrapper's runtime directory (created now if needed), or None."""
+    try:
+        fn = ctypes.CDLL(None).pam_wrapper_runtime_dir
+    except (OSError, AttributeError):
+        return os.environ.get("PAM_WRAPPER_RUNTIME_DIR")
+    fn.restype = ctypes.c_char_p
+    fn.argtypes = []
+    value = fn()
+    if not value:
+        return os.environ.get("PAM_WRAPPER_RUNTIME_DIR")
+    return os.fsdecode(value)
+
+
+class PamWrapper:
+    """One test's PAM setup; the ``pam_wrapper`` fixture's value.
+
+    Attributes: ``service_dir`` (PAM_WRAPPER_SERVICE_DIR), ``passdb``
+    (pam_matrix's password database, also PAM_MATRIX_PASSWD), ``dir`` (the
+    directory holding both), ``runtime_dir`` (the wrapper's
+    PAM_WRAPPER_RUNTIME_DIR, shared by the tests of one process) and
+    ``default_service`` (DEFAULT_SERVICE).
+    """
+
+    default_service = DEFAULT_SERVICE
+
+    def __init__(self, directory):
+        self.dir = str(directory)
+        self.service_dir = os.path.join(self.dir, "services")
+        self.passdb = os.path.join(self.dir, "passdb")
+        self.runtime_dir = None
+        os.makedirs(self.service_dir, exist_ok=True)
+        with open(self.passdb, "w", encoding="utf-8"):
+            pass
+        arg = "passdb=" + self.passdb
+        if re.search(r"\s", arg):
+            arg = "[" + arg.replace("]", "\\]") + "]"
+        self.add_service(DEFAULT_SERVICE, "".join(
+            "%-8s required pam_matrix.so %s\n" % (group, arg)
+            for group in ("auth", "account", "password", "session")))
+
+    def add_user(self, name, password, service=None, flags=None):
+        """Add ``name:password:service[:flags]`` to the passdb.
+
+        service defaults to the default service.  flags (account states for
+        pam_matrix) is a str ("locked" or "locked,expired") or a list of
+        str, written as a fourth field; without flags there is none.  A
+        user added again replaces its earlier line.
+        """
+        if service is None:
+            service = DEFAULT_SERVICE
+        _check_name("user name", name)
+        if not name:
+            raise ValueError("the user name may not be empty")
+        _check_name("password", password)
+        _check_name("service", service)
+        fields = [name, password, service]
+        if flags is not None:
+            if isinstance(flags, str):
+                flags = flags.split(",") if flags else []
+            else:
+                flags = list(flags)
+            for flag in flags:
+                _check_name("flag", flag, ", \t")
+                if not flag:
+                    raise ValueError("empty account flag in %r" % (flags,))
+            if flags:
+                fields.append(",".join(flags))
+        with open(self.passdb, encoding="utf-8") as f:
+            lines = [line for line in f
+                     if line.split(":", 1)[0] != name]
+        lines.append(":".join(fields) + "\n")
+        tmp = self.passdb + ".new"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.writelines(lines)
+        os.replace(tmp, self.passdb)
+
+    def add_service(self, name, text):
+        """Write the service file ``name`` (replacing it); returns its path.
+
+        text is the file's content, or a list of its lines.
+        """
+        _check_name("service name", name, "/")
+        if not name or name.startswith("."):
+            raise ValueError("invalid service name %r" % name)
+        if not isinstance(text, str):
+            text = "".join(line + "\n" for line in text)
+        path = os.path.join(self.service_dir, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+
+    def run(self, service, user, tests, echo_off=(), echo_on=(), **kwargs):
+        """pypamtest.run_pamtest(user, service, ...) on this test's services.
+
+        service None is the default service.  tests holds
+        pypamtest.TestCase objects or PAMTEST_* operations (which must
+        return PAM_SUCCESS).  Other keyword arguments (handle=,
+        conv_fail_at=, ...) go to run_pamtest.  Returns its TestResult and
+        raises its PamTestError.
+        """
+        import pypamtest
+
+        if service is None:
+            service = DEFAULT_SERVICE
+        cases = [t if isinstance(t, pypamtest.TestCase)
+                 else pypamtest.TestCase(t) for t in tests]
+        # The test may have pointed it elsewhere: this fixture's services.
+        os.environ["PAM_WRAPPER_SERVICE_DIR"] = self.service_dir
+        return pypamtest.run_pamtest(user, service, cases,
+                                     echo_off=list(echo_off),
+                                     echo_on=list(echo_on), **kwargs)
+
+
+_ENV = ("PAM_WRAPPER", "PAM_WRAPPER_SERVICE_DIR", "PAM_MATRIX_PASSWD")
+
+
+@pytest.fixture
+def pam_wrapper(tmp_path_factory, request):
+    """A private service directory and passdb for this test (PamWrapper)."""
+    if not wrapper_loaded():
+        why = _why_not_reexec(request.config)
+        pytest.fail(
+            "pam_wrapper fixture: libpam_wrapper.so is not loaded in this "
+            "process%s.  Load the plugin on purpose (pytest -p "
+            "pytest_pam_wrapper, or pytest_plugins = "
+            "[\"pytest_pam_wrapper\"] in conftest.py) so that it re-runs "
+            "pytest under LD_PRELOAD itself, or start pytest with "
+            "LD_PRELOAD=/path/to/libpam_wrapper.so PAM_WRAPPER=1"
+            % (" (and the plugin cannot re-run pytest: %s)" % why
+               if why else ""), pytrace=False)
+    saved = {k: os.environ.get(k) for k in _ENV}
+    pw = PamWrapper(tmp_path_factory.mktemp("pam_wrapper"))
+    os.environ["PAM_WRAPPER"] = "1"
+    os.environ["PAM_WRAPPER_SERVICE_DIR"] = pw.service_dir
+    os.environ["PAM_MATRIX_PASSWD"] = pw.passdb
+    try:
+        import pypamtest  # noqa: F401  (publishes PAM_WRAPPER_RUNTIME_DIR)
+        pw.runtime_dir = _runtime_dir()
+        if pw.runtime_dir and "PAM_WRAPPER_RUNTIME_DIR" not in os.environ:
+            os.environ["PAM_WRAPPER_RUNTIME_DIR"] = pw.runtime_dir
+        yield pw
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
