@@ -140,7 +140,9 @@ int pwrap_write_atomic(const char *path, const char *buf, size_t len)
 		}
 		off += (size_t)n;
 	}
-	if (fchmod(fd, 0644) != 0 || close(fd) != 0) {
+	/* mkstemp's 0600 is enough: the runtime directory is 0700 and only
+	 * its owner reads what is in it. */
+	if (close(fd) != 0) {
 		fd = -1;
 		goto out;
 	}
