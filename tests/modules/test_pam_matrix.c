@@ -334,11 +334,111 @@ static void auth_long_password(void **state)
 	free(pw);
 }
 
+/* ---- one call on service "svc": a row a case ----------------------------- */
+
+/*
+ * Each row: the passdb's text, then one call on "svc" (pam_matrix in all
+ * four groups): authentication answering ANSWER, or an account check (no
+ * conversation at all).  EXPECTED is the call's result; LOG a substring of
+ * what the call logged ("<passdb>:LINE: REASON" lines), or NULL for no
+ * reported bad line.
+ */
+struct matrix_case {
+	const char *passdb;
+	const char *user;
+	enum mt_op op;
+	const char *answer;
+	int expected;
+	const char *log;
+};
+
+#define CRLF_DB "alice:secret:svc\r\nalice:good:svc\n"
+#define MATCH_DB "bob:one:svc\nalice:first:svc\nalice:second:svc\n"
+#define ACCT_DB "alice:secret:svc\nbob:secret:other\ncarol:secret:MixedCase\n"
+
+static const struct matrix_case matrix_cases[] = {
+	/* The first line of the user wins. */
+	{ MATCH_DB, "alice", MT_AUTH, "first", PAM_SUCCESS, NULL },
+	{ MATCH_DB, "alice", MT_AUTH, "second", PAM_AUTH_ERR, NULL },
+	{ MATCH_DB, "bob", MT_AUTH, "one", PAM_SUCCESS, NULL },
+	/* A CRLF line is skipped, not read as password "secret" or service
+	 * "svc\r". */
+	{ CRLF_DB, "alice", MT_AUTH, "secret", PAM_AUTH_ERR, ":1: CRLF" },
+	{ CRLF_DB, "alice", MT_AUTH, "good", PAM_SUCCESS, ":1: CRLF" },
+	{ "alice:secret:svc\r\n", "alice", MT_AUTH, "secret", PAM_AUTH_ERR,
+	  ":1: CRLF" },
+	/* Empty file: nobody is known. */
+	{ "", "alice", MT_AUTH, "secret", PAM_AUTH_ERR, NULL },
+	/* No newline at the end of the last line. */
+	{ "bob:x:svc\nalice:secret:svc", "alice", MT_AUTH, "secret",
+	  PAM_SUCCESS, NULL },
+	/* Empty password and empty service fields are allowed. */
+	{ "alice::", "alice", MT_AUTH, "", PAM_SUCCESS, NULL },
+	{ "alice::", "alice", MT_AUTH, "x", PAM_AUTH_ERR, NULL },
+	/* Leading blanks belong to the user name. */
+	{ " alice:secret:svc\n\talice:tab:svc\n", "alice", MT_AUTH, "secret",
+	  PAM_AUTH_ERR, NULL },
+	{ " alice:secret:svc\n\talice:tab:svc\n", " alice", MT_AUTH, "secret",
+	  PAM_SUCCESS, NULL },
+	{ " alice:secret:svc\n\talice:tab:svc\n", "\talice", MT_AUTH, "tab",
+	  PAM_SUCCESS, NULL },
+	/* Only comments and junk. */
+	{ "#\n\n:\n::\n\r\n", "alice", MT_AUTH, "", PAM_AUTH_ERR,
+	  "line skipped" },
+	/* Account: the service field must be this service. */
+	{ ACCT_DB, "alice", MT_ACCT, NULL, PAM_SUCCESS, NULL },
+	{ ACCT_DB, "bob", MT_ACCT, NULL, PAM_PERM_DENIED, NULL },
+	{ ACCT_DB, "nobody", MT_ACCT, NULL, PAM_PERM_DENIED, NULL },
+	{ ACCT_DB, NULL, MT_ACCT, NULL, PAM_BAD_ITEM, NULL },
+};
+
+static void matrix_table(void **state)
+{
+	struct mt_env *t = *state;
+
+	for (size_t i = 0; i < sizeof(matrix_cases) / sizeof(matrix_cases[0]);
+	     i++) {
+		const struct matrix_case *k = &matrix_cases[i];
+		struct mt_conv c;
+		int rv;
+
+		mt_passdb(t, k->passdb);
+		mt_matrix_service(t, "");
+		mt_log_clear();
+		if (k->op == MT_ACCT) {
+			mt_conv_init(&c, 0);
+		} else {
+			mt_conv_init(&c, 1, k->answer);
+		}
+		rv = mt_run(t, "svc", k->user, &c, k->op, 0);
+		if (rv != k->expected) {
+			mt_log_dump();
+			fail_msg("row %zu (user \"%s\"): returned %d, expected %d",
+				 i, k->user != NULL ? k->user : "(null)", rv,
+				 k->expected);
+		}
+		if (k->op == MT_ACCT && c.nmsgs != 0) {
+			fail_msg("row %zu: account check talked (%d messages)",
+				 i, (int)c.nmsgs);
+		}
+		mt_conv_free(&c);
+		if (k->log != NULL ? !mt_log_has(k->log)
+				   : mt_log_has("line skipped")) {
+			mt_log_dump();
+			fail_msg("row %zu: %s \"%s\"", i,
+				 k->log != NULL ? "not logged" : "logged",
+				 k->log != NULL ? k->log : "line skipped");
+		}
+	}
+}
+
 /* ---- passdb parsing ----------------------------------------------------- */
 
 static void passdb_comments(void **state)
 {
 	struct mt_env *t = *state;
+	static const unsigned comments[] = { 1, 2, 4 };
+	char want[PATH_MAX + 16];
 
 	mt_passdb(t, "# users\n#alice:bad:svc\nalice:secret:svc\n#\n");
 	mt_matrix_service(t, "");
@@ -346,19 +446,16 @@ static void passdb_comments(void **state)
 	assert_int_equal(mt_auth(t, "alice", "bad"), PAM_AUTH_ERR);
 	/* A commented-out line is no user, even named with the '#'. */
 	assert_int_equal(mt_auth(t, "#alice", "bad"), PAM_AUTH_ERR);
-	/* Comments are not complaints. */
-	assert_int_equal(mt_log_count() > 0 && mt_log_has(":1:"), false);
-}
-
-static void passdb_first_match_wins(void **state)
-{
-	struct mt_env *t = *state;
-
-	mt_passdb(t, "bob:one:svc\nalice:first:svc\nalice:second:svc\n");
-	mt_matrix_service(t, "");
-	assert_int_equal(mt_auth(t, "alice", "first"), PAM_SUCCESS);
-	assert_int_equal(mt_auth(t, "alice", "second"), PAM_AUTH_ERR);
-	assert_int_equal(mt_auth(t, "bob", "one"), PAM_SUCCESS);
+	/* Comments are not complaints: no comment line is logged. */
+	assert_no_bad_lines();
+	for (size_t i = 0; i < sizeof(comments) / sizeof(comments[0]); i++) {
+		snprintf(want, sizeof(want), "%s:%u:", t->passdb, comments[i]);
+		if (mt_log_has(want)) {
+			mt_log_dump();
+			fail_msg("comment line %u of the passdb was logged",
+				 comments[i]);
+		}
+	}
 }
 
 static void passdb_blank_lines(void **state)
@@ -417,22 +514,6 @@ static void passdb_other_bad_lines(void **state)
 	assert_int_equal(mt_auth(t, "", "secret"), PAM_BAD_ITEM);
 }
 
-static void passdb_crlf(void **state)
-{
-	struct mt_env *t = *state;
-
-	mt_passdb(t, "alice:secret:svc\r\nalice:good:svc\n");
-	mt_matrix_service(t, "");
-	/* The CRLF line is skipped, not read as password "secret" or
-	 * service "svc\r". */
-	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_AUTH_ERR);
-	assert_int_equal(mt_auth(t, "alice", "good"), PAM_SUCCESS);
-	assert_logged_line(t, 1, "CRLF");
-
-	mt_passdb(t, "alice:secret:svc\r\n");
-	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_AUTH_ERR);
-}
-
 static void passdb_overlong_line(void **state)
 {
 	struct mt_env *t = *state;
@@ -473,32 +554,6 @@ static void passdb_nul_byte(void **state)
 	assert_logged_line(t, 1, "NUL byte");
 	assert_int_equal(mt_auth(t, "bob", "x"), PAM_AUTH_ERR);
 	assert_logged_line(t, 2, "NUL byte");
-}
-
-static void passdb_odd_files(void **state)
-{
-	struct mt_env *t = *state;
-
-	mt_matrix_service(t, "");
-	/* Empty file: nobody is known. */
-	mt_passdb(t, "");
-	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_AUTH_ERR);
-	/* No newline at the end of the last line. */
-	mt_passdb(t, "bob:x:svc\nalice:secret:svc");
-	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_SUCCESS);
-	/* Empty password and empty service fields are allowed. */
-	mt_passdb(t, "alice::");
-	assert_int_equal(mt_auth(t, "alice", ""), PAM_SUCCESS);
-	assert_int_equal(mt_auth(t, "alice", "x"), PAM_AUTH_ERR);
-	/* Leading blanks belong to the user name. */
-	mt_passdb(t, " alice:secret:svc\n\talice:tab:svc\n");
-	assert_int_equal(mt_auth(t, "alice", "secret"), PAM_AUTH_ERR);
-	assert_int_equal(mt_auth(t, " alice", "secret"), PAM_SUCCESS);
-	assert_int_equal(mt_auth(t, "\talice", "tab"), PAM_SUCCESS);
-	assert_false(mt_log_has("line skipped"));
-	/* Only comments and junk. */
-	mt_passdb(t, "#\n\n:\n::\n\r\n");
-	assert_int_equal(mt_auth(t, "alice", ""), PAM_AUTH_ERR);
 }
 
 /*
@@ -766,10 +821,7 @@ static void account(void **state)
 		   "account required %s/pam_matrix.so passdb=%s\n", t->moddir,
 		   t->passdb);
 
-	assert_int_equal(acct_as(t, "svc", "alice"), PAM_SUCCESS);
-	assert_int_equal(acct_as(t, "svc", "bob"), PAM_PERM_DENIED);
-	assert_int_equal(acct_as(t, "svc", "nobody"), PAM_PERM_DENIED);
-	assert_int_equal(acct_as(t, "svc", NULL), PAM_BAD_ITEM);
+	/* (The "svc" cases are rows of matrix_cases.) */
 	/* libpam lowercases "MixedCase"; the passdb keeps the case. */
 	assert_int_equal(acct_as(t, "MixedCase", "carol"), PAM_SUCCESS);
 	assert_int_equal(acct_as(t, "mixedcase", "carol"), PAM_SUCCESS);
@@ -908,15 +960,13 @@ int main(void)
 		T(auth_verbose),
 		T(auth_keeps_authtok),
 		T(auth_long_password),
+		T(matrix_table),
 		T(passdb_comments),
-		T(passdb_first_match_wins),
 		T(passdb_blank_lines),
 		T(passdb_short_lines),
 		T(passdb_other_bad_lines),
-		T(passdb_crlf),
 		T(passdb_overlong_line),
 		T(passdb_nul_byte),
-		T(passdb_odd_files),
 		T(passdb_random),
 		T(passdb_not_regular),
 		T(account),

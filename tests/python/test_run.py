@@ -48,6 +48,19 @@ def permit_all(svc, name="svc"):
                         for t in ("auth", "account", "session", "password")))
 
 
+def assert_case_returns(user, service, op, rv, **kw):
+    """A single case op returns rv: run expecting rv passes with no
+    messages, and run expecting another code fails naming rv."""
+    res = pypamtest.run_pamtest(user, service, [Case(op, expected_rv=rv)],
+                                **kw)
+    other = pypamtest.PAM_AUTH_ERR if rv == 0 else 0
+    with pytest.raises(pypamtest.PamTestError) as ei:
+        pypamtest.run_pamtest(user, service, [Case(op, expected_rv=other)],
+                              **kw)
+    assert str(ei.value) == failed_message(op, other, 0, rv)
+    return res
+
+
 def matrix_service(svc, name="svc", lines=1, users=(("alice", "secret"),)):
     db = svc.passdb(*((u, p, name) for u, p in users))
     svc.service(name,
@@ -73,10 +86,25 @@ def test_every_operation_succeeds(svc):
 
 
 def test_tests_may_be_a_tuple_or_empty(svc):
-    permit_all(svc)
-    pypamtest.run_pamtest("alice", "svc", (Case(AUTH),))
-    pypamtest.run_pamtest("alice", "svc", [])
-    pypamtest.run_pamtest("alice", "svc", iter([Case(ACCOUNT)]))
+    # Each case says it ran by its message; an empty run runs nothing.
+    svc.service("svc", "auth optional pam_echo.so in auth",
+                "auth required pam_permit.so",
+                "account optional pam_echo.so in account",
+                "account required pam_permit.so")
+    res = pypamtest.run_pamtest("alice", "svc", (Case(AUTH),))
+    assert res.info == ("in auth",) and res.errors == ()
+    res = pypamtest.run_pamtest("alice", "svc", [])
+    assert res.info == () and res.errors == ()
+    res = pypamtest.run_pamtest("alice", "svc", ())
+    assert res.info == () and res.errors == ()
+    res = pypamtest.run_pamtest("alice", "svc", iter([Case(ACCOUNT)]))
+    assert res.info == ("in account",) and res.errors == ()
+    # The cases of a tuple and an iterator are checked against expected_rv.
+    for tests in ((Case(AUTH, expected_rv=pypamtest.PAM_AUTH_ERR),),
+                  iter([Case(AUTH, expected_rv=pypamtest.PAM_AUTH_ERR)])):
+        with pytest.raises(pypamtest.PamTestError) as ei:
+            pypamtest.run_pamtest("alice", "svc", tests)
+        assert str(ei.value) == failed_message(AUTH, 7, 0, 0)
 
 
 def test_username_comes_first(svc):
@@ -207,8 +235,12 @@ def test_messages_from_every_case_of_the_run(svc):
 @pytest.mark.parametrize("count", [17, 40])
 def test_many_answers(svc, count):
     matrix_service(svc, lines=count)
-    pypamtest.run_pamtest("alice", "svc", [Case(AUTH)],
-                          echo_off=["secret"] * count)
+    res = assert_case_returns("alice", "svc", AUTH, pypamtest.PAM_SUCCESS,
+                              echo_off=["secret"] * count)
+    assert res.info == () and res.errors == ()
+    # Every answer is used: the last prompt gets the last answer.
+    assert_case_returns("alice", "svc", AUTH, pypamtest.PAM_AUTH_ERR,
+                        echo_off=["secret"] * (count - 1) + ["wrong"])
 
 
 def test_answers_are_consumed_in_order(svc):
@@ -225,8 +257,21 @@ def test_answers_across_cases(svc):
     db = svc.passdb(("alice", "secret", "svc"))
     svc.service("svc", "auth required %s passdb=%s"
                 % (our_module("pam_matrix.so"), db))
-    pypamtest.run_pamtest("alice", "svc", [Case(AUTH), Case(AUTH)],
-                          echo_off=["secret", "secret"])
+    res = pypamtest.run_pamtest("alice", "svc", [Case(AUTH), Case(AUTH)],
+                                echo_off=["secret", "secret"])
+    assert res.info == () and res.errors == ()
+    # The second case gets the second answer, not the first again.
+    res = pypamtest.run_pamtest(
+        "alice", "svc",
+        [Case(AUTH), Case(AUTH, expected_rv=pypamtest.PAM_AUTH_ERR)],
+        echo_off=["secret", "wrong"])
+    assert res.info == () and res.errors == ()
+    with pytest.raises(pypamtest.PamTestError) as ei:
+        pypamtest.run_pamtest(
+            "alice", "svc",
+            [Case(AUTH), Case(AUTH, expected_rv=pypamtest.PAM_AUTH_ERR)],
+            echo_off=["secret", "secret"])
+    assert str(ei.value) == failed_message(AUTH, 7, 0, 0)
 
 
 @pytest.mark.parametrize("answers", [None, [], ()])
@@ -269,9 +314,14 @@ def test_echo_on_answers(svc):
 def test_echo_on_and_off_together(svc):
     db = svc.passdb(("bob", "pw", "svc"))
     svc.service("svc", "auth required pam_permit.so",
-                "auth required %s passdb=%s" % (our_module("pam_matrix.so"), db))
-    pypamtest.run_pamtest(None, "svc", [Case(AUTH)],
-                          echo_on=["bob"], echo_off=["pw"])
+                "auth required %s passdb=%s" % (our_module("pam_matrix.so"), db),
+                "auth optional pam_echo.so user=%u")
+    # The echo_on answer is the user, the echo_off one bob's password.
+    res = assert_case_returns(None, "svc", AUTH, pypamtest.PAM_SUCCESS,
+                              echo_on=["bob"], echo_off=["pw"])
+    assert res.info == ("user=bob",) and res.errors == ()
+    assert_case_returns(None, "svc", AUTH, pypamtest.PAM_AUTH_ERR,
+                        echo_on=["bob"], echo_off=["bob"])
 
 
 def test_non_ascii_and_long_answers(svc):

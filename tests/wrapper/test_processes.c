@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -168,12 +170,48 @@ static int count_prefixed(const char *dir, const char *prefix)
  */
 static void assert_swept_by_next(struct ctx *c);
 
+/*
+ * cmake/PwrapTesting.cmake runs the ".nobody" twin of this binary through
+ * "setpriv --reuid=nobody --regid=nogroup --clear-groups" with
+ * PWRAP_AS_NOBODY=1, and only when it was configured as root (so the build
+ * tree is root's).  The twin must really be nobody:nogroup with no groups;
+ * the plain run must really be the build tree's owner (not the twin run
+ * with the variable lost).
+ */
 static void test_runs_unprivileged_when_asked(void **state)
 {
+	const char *build = getenv("PWRAP_BUILD_DIR");
+	struct stat st;
+
 	(void)state;
+	if (build == NULL) {
+		print_message("PWRAP_BUILD_DIR unset: not run by ctest, "
+			      "cannot tell which mode this is\n");
+		skip();
+	}
+	assert_int_equal(stat(build, &st), 0);
+
 	if (getenv("PWRAP_AS_NOBODY") != NULL) {
+		struct passwd *pw = getpwnam("nobody");
+		struct group *gr = getgrnam("nogroup");
+
+		assert_non_null(pw);
+		assert_non_null(gr);
 		assert_int_not_equal(getuid(), 0);
 		assert_int_not_equal(geteuid(), 0);
+		assert_int_equal(getuid(), pw->pw_uid);
+		assert_int_equal(geteuid(), pw->pw_uid);
+		assert_int_equal(getgid(), gr->gr_gid);
+		assert_int_equal(getegid(), gr->gr_gid);
+		assert_int_equal(getgroups(0, NULL), 0);
+		if (getuid() == st.st_uid) {
+			fail_msg("PWRAP_AS_NOBODY set but running as the owner "
+				 "(uid %u) of %s", (unsigned)st.st_uid, build);
+		}
+	} else if (getuid() != st.st_uid) {
+		fail_msg("PWRAP_AS_NOBODY unset but uid %u is not the owner "
+			 "(uid %u) of %s", (unsigned)getuid(),
+			 (unsigned)st.st_uid, build);
 	}
 }
 

@@ -294,7 +294,7 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 	return 0;
 }
 
-int pwrap_rmtree(const char *dir)
+int tool_rmtree(const char *dir)
 {
 	return nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
 }

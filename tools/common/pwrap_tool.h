@@ -38,7 +38,7 @@ int pwrap_preload_prepend(const char *libs);
 char *pwrap_mkdtemp(const char *prefix);
 
 /* Remove a directory tree without following symlinks.  Returns 0 or -1. */
-int pwrap_rmtree(const char *dir);
+int tool_rmtree(const char *dir);
 
 /*
  * Create dir/name with `content` (mode 0644, must not exist yet).  On success

@@ -514,7 +514,7 @@ int main(int argc, char **argv)
 
 	status = run(argv + cmd);
 out:
-	if (dir != NULL && !o.keep && pwrap_rmtree(dir) != 0)
+	if (dir != NULL && !o.keep && tool_rmtree(dir) != 0)
 		warnx("could not remove %s", dir);
 	for (size_t i = 0; i < o.nusers; i++) {
 		explicit_bzero(o.users[i].spec, strlen(o.users[i].name) + 1 +

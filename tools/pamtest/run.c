@@ -819,7 +819,7 @@ out:
 		free(r.fails[i]);
 	free(r.fails);
 	if (dir != NULL && !keep)
-		pwrap_rmtree(dir);
+		tool_rmtree(dir);
 	free(dir);
 	fr->seconds = now() - t0;
 	return rc;
