@@ -650,3 +650,39 @@ run authenticate
     r = tenv.pamtest(sc)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "OK: 10 passed, 0 failed" in r.stdout
+
+
+FLAGS = """service st
+    auth     required pam_matrix.so passdb=${PASSDB}
+    account  required pam_matrix.so passdb=${PASSDB}
+
+user ann pw st locked
+user bea pw st expired,must_change
+user cid pw st
+
+start user ann
+run authenticate expect PAM_AUTH_ERR
+    prompt echo-off "Password: " answer "pw"
+run acct_mgmt expect PAM_PERM_DENIED
+end
+
+start user bea
+run acct_mgmt expect PAM_ACCT_EXPIRED
+end
+
+start user cid
+run acct_mgmt
+end
+"""
+
+
+def test_user_account_flags(tenv, workdir):
+    # A user line's fourth word is pam_matrix's account flags.
+    sc = write_file(workdir, "flags.pamtest", FLAGS)
+    r = tenv.pamtest(sc)
+    assert r.returncode == 0, r.stdout + r.stderr
+    bad = write_file(workdir, "badflag.pamtest",
+                     FLAGS.replace("expired,must_change", "expired,frozen"))
+    r = tenv.pamtest(bad)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"{bad}:6:" in r.stderr and "unknown account flag" in r.stderr

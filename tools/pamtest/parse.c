@@ -20,6 +20,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <strings.h>
 
@@ -414,6 +415,26 @@ fail:
 	return -1;
 }
 
+/* pam_matrix's account flags: known names separated by ','. */
+static bool valid_account_flags(const char *f)
+{
+	static const char *const known[] = { "expired", "must_change", "locked" };
+
+	while (*f != '\0') {
+		size_t n = strcspn(f, ",");
+		bool ok = n == 0;
+
+		for (size_t i = 0; !ok && i < sizeof(known) / sizeof(known[0]); i++) {
+			ok = strlen(known[i]) == n && strncmp(known[i], f, n) == 0;
+		}
+		if (!ok) {
+			return false;
+		}
+		f += n + (f[n] == ',');
+	}
+	return true;
+}
+
 static int parse_user(struct scenario *sc, struct cur *c)
 {
 	struct user u = {0};
@@ -427,8 +448,15 @@ static int parse_user(struct scenario *sc, struct cur *c)
 		goto fail;
 	if (!at_end(c) && (u.service = read_word(c, "service")) == NULL)
 		goto fail;
+	if (!at_end(c) && (u.flags = read_word(c, "account flags")) == NULL)
+		goto fail;
 	if (expect_end(c) != 0)
 		goto fail;
+	if (u.flags != NULL && !valid_account_flags(u.flags)) {
+		perr(c, "unknown account flag in \"%s\" (known: expired, "
+		     "must_change, locked, separated by ',')", u.flags);
+		goto fail;
+	}
 	if (u.name[0] == '\0' || strpbrk(u.name, ":\n") != NULL) {
 		perr(c, "invalid user name \"%s\" (no ':' or newline)", u.name);
 		goto fail;
@@ -449,6 +477,7 @@ fail:
 	free(u.name);
 	free(u.password);
 	free(u.service);
+	free(u.flags);
 	return -1;
 }
 
@@ -1051,6 +1080,7 @@ void scenario_free(struct scenario *sc)
 		explicit_bzero(sc->users[i].password, strlen(sc->users[i].password));
 		free(sc->users[i].password);
 		free(sc->users[i].service);
+		free(sc->users[i].flags);
 	}
 	for (size_t i = 0; i < sc->nsteps; i++) {
 		struct step *s = &sc->steps[i];

@@ -697,8 +697,10 @@ static int setup(struct runner *r, char **dir_out, char **err)
 	}
 	sb_add(&pdb, "");
 	for (size_t i = 0; i < sc->nusers; i++)
-		sb_addf(&pdb, "%s:%s:%s\n", sc->users[i].name, sc->users[i].password,
-			sc->users[i].service != NULL ? sc->users[i].service : sc->svcs[0].name);
+		sb_addf(&pdb, "%s:%s:%s%s%s\n", sc->users[i].name, sc->users[i].password,
+			sc->users[i].service != NULL ? sc->users[i].service : sc->svcs[0].name,
+			sc->users[i].flags != NULL ? ":" : "",
+			sc->users[i].flags != NULL ? sc->users[i].flags : "");
 	if (pdb.failed || pwrap_write_file(dir, "passdb", pdb.s, &passdb) != 0) {
 		*err = strdup("cannot write the passdb");
 		goto out;

@@ -112,6 +112,7 @@ struct user {
 	char *name;
 	char *password;
 	char *service; /* NULL: the default service */
+	char *flags;   /* pam_matrix account flags ("locked,..."), or NULL */
 	int line;
 };
 
