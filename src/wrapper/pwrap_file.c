@@ -165,6 +165,33 @@ out:
 	return rc;
 }
 
+static int rmtree_depth(int dfd, const char *keep, int depth);
+
+/* Removes the subdirectory nm of dfd with all it holds. */
+static int rmdir_tree(int dfd, const char *nm, int depth)
+{
+	/* Entries removed while a directory is read may be returned or not:
+	 * when the directory is not empty after one pass, a second one
+	 * catches what the first missed. */
+	for (int pass = 0; pass < 2; pass++) {
+		int sub = openat(dfd, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				 O_CLOEXEC);
+
+		if (sub >= 0) {
+			rmtree_depth(sub, NULL, depth + 1);
+		}
+		if (unlinkat(dfd, nm, AT_REMOVEDIR) == 0 || errno == ENOENT) {
+			return 0;
+		}
+		if (errno != ENOTEMPTY && errno != EEXIST) {
+			break;
+		}
+	}
+	return -1;
+}
+
+/* One pass over the directory dfd (closed here): everything but keep is
+ * removed, subdirectories with what they hold. */
 static int rmtree_depth(int dfd, const char *keep, int depth)
 {
 	DIR *d = fdopendir(dfd);
@@ -175,41 +202,20 @@ static int rmtree_depth(int dfd, const char *keep, int depth)
 		close(dfd);
 		return -1;
 	}
-	/* Entries removed while the directory is read may be returned or
-	 * not; a second pass catches what the first one missed. */
-	for (int pass = 0; pass < 2; pass++) {
-		bool seen = false;
+	while ((de = readdir(d)) != NULL) {
+		const char *nm = de->d_name;
 
-		rewinddir(d);
-		while ((de = readdir(d)) != NULL) {
-			const char *nm = de->d_name;
-			int sub;
-
-			if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0 ||
-			    (keep != NULL && strcmp(nm, keep) == 0)) {
-				continue;
-			}
-			seen = true;
-			if (unlinkat(dirfd(d), nm, 0) == 0 || errno == ENOENT) {
-				continue;
-			}
-			if ((errno != EISDIR && errno != EPERM) ||
-			    depth >= PWRAP_RMTREE_DEPTH) {
-				rc = -1;
-				continue;
-			}
-			sub = openat(dirfd(d), nm, O_RDONLY | O_DIRECTORY |
-				     O_NOFOLLOW | O_CLOEXEC);
-			if (sub >= 0) {
-				rmtree_depth(sub, NULL, depth + 1);
-			}
-			if (unlinkat(dirfd(d), nm, AT_REMOVEDIR) != 0 &&
-			    errno != ENOENT) {
-				rc = -1;
-			}
+		if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0 ||
+		    (keep != NULL && strcmp(nm, keep) == 0)) {
+			continue;
 		}
-		if (!seen) {
-			break;
+		if (unlinkat(dirfd(d), nm, 0) == 0 || errno == ENOENT) {
+			continue;
+		}
+		if ((errno != EISDIR && errno != EPERM) ||
+		    depth >= PWRAP_RMTREE_DEPTH ||
+		    rmdir_tree(dirfd(d), nm, depth) != 0) {
+			rc = -1;
 		}
 	}
 	closedir(d);
@@ -223,14 +229,20 @@ int pwrap_rmtree_at(int dfd, const char *keep)
 
 int pwrap_rmtree(const char *path)
 {
-	int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	for (int pass = 0; pass < 2; pass++) {
+		int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			       O_CLOEXEC);
 
-	if (dfd < 0) {
-		return errno == ENOENT ? 0 : -1;
+		if (dfd < 0) {
+			return errno == ENOENT ? 0 : -1;
+		}
+		pwrap_rmtree_at(dfd, NULL);
+		if (rmdir(path) == 0 || errno == ENOENT) {
+			return 0;
+		}
+		if (errno != ENOTEMPTY && errno != EEXIST) {
+			break;
+		}
 	}
-	pwrap_rmtree_at(dfd, NULL);
-	if (rmdir(path) != 0 && errno != ENOENT) {
-		return -1;
-	}
-	return 0;
+	return -1;
 }

@@ -143,13 +143,14 @@ static char *module_link(const char *conf, const char *target,
 char *pwrap_module_path(const char *conf, const char *module, const char *src,
 			unsigned line)
 {
-	const char *ours = pwrap_moddir();
-	const char *sys = pwrap_sysmoddir();
+	const char *ours, *sys;
 	pwrap_path p;
 
 	if (strchr(module, '/') != NULL) {
-		return NULL;
+		return NULL;	/* a path: nothing to resolve (or to look up) */
 	}
+	ours = pwrap_moddir();
+	sys = pwrap_sysmoddir();
 	if (ours == NULL) {
 		return NULL;
 	}

@@ -172,7 +172,16 @@ static void reap(int basefd, const char *name, uid_t uid)
 		pwrap_rmtree_at(sub, PWRAP_LOCK_NAME);	/* closes sub */
 	}
 	(void)unlinkat(dfd, PWRAP_LOCK_NAME, 0);
-	(void)unlinkat(basefd, name, AT_REMOVEDIR);
+	if (unlinkat(basefd, name, AT_REMOVEDIR) != 0 &&
+	    (errno == ENOTEMPTY || errno == EEXIST)) {
+		/* an entry the first pass did not see (we still hold the
+		 * lock, so nobody else is in here) */
+		sub = dup(dfd);
+		if (sub >= 0) {
+			pwrap_rmtree_at(sub, NULL);
+		}
+		(void)unlinkat(basefd, name, AT_REMOVEDIR);
+	}
 out:
 	if (lfd >= 0) {
 		close(lfd);
