@@ -45,6 +45,7 @@
 #include <security/pam_ext.h>
 
 #include "passdb.h"
+#include "passdb_ref.h"
 
 #define FUZZ_MODE 0640
 
@@ -134,74 +135,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 /* ---- the reference reading ------------------------------------------ */
 
 /* NULL for a valid line, "" for a comment, else the reason reported. */
-/* The fourth field's rule: comma-separated known flags, empty items
- * ignored. */
-static bool ref_flags_ok(const char *f, size_t n)
-{
-	while (n > 0) {
-		const char *c = memchr(f, ',', n);
-		size_t k = c != NULL ? (size_t)(c - f) : n;
-
-		if (k > 0 && !(k == 7 && memcmp(f, "expired", 7) == 0) &&
-		    !(k == 11 && memcmp(f, "must_change", 11) == 0) &&
-		    !(k == 6 && memcmp(f, "locked", 6) == 0)) {
-			return false;
-		}
-		f += k;
-		n -= k;
-		if (n > 0) {
-			f++;
-			n--;
-		}
-	}
-	return true;
-}
-
-static const char *ref_why(const char *p, size_t len)
-{
-	size_t colons = 0;
-	bool blank = true, nul = false;
-
-	if (len > 0 && p[0] == '#') {
-		return "";
-	}
-	if (len > PM_LINE_MAX) {
-		return "line longer than 8192 bytes";
-	}
-	for (size_t i = 0; i < len; i++) {
-		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r') {
-			blank = false;
-		}
-		nul |= p[i] == '\0';
-		colons += p[i] == ':';
-	}
-	if (len == 0 || blank) {
-		return "blank line";
-	}
-	if (p[len - 1] == '\r') {
-		return "CRLF line ending (line ends with CR)";
-	}
-	if (nul) {
-		return "NUL byte in line";
-	}
-	if (colons < 2) {
-		return "too few fields (expected user:password:service[:flags])";
-	}
-	if (colons > 3) {
-		return "too many fields (expected user:password:service[:flags])";
-	}
-	if (p[0] == ':') {
-		return "empty user name";
-	}
-	if (colons == 3) {
-		const char *c3 = memrchr(p, ':', len);
-
-		if (!ref_flags_ok(c3 + 1, (size_t)(p + len - c3 - 1))) {
-			return "unknown account flag (known: expired, must_change, locked)";
-		}
-	}
-	return NULL;
-}
 
 struct ref_hit {
 	size_t off;	/* of the line */

@@ -120,12 +120,6 @@ static void check_output(int rc, const char *out, size_t out_len)
 	}
 	for (const char *h = strchr(out, '#'); h != NULL;
 	     h = strchr(h + 1, '#')) {
-		const char *b = h;
-
-		while (b > out && (b[-1] == ' ' || b[-1] == '\t')) {
-			b--;
-		}
-		(void)b;
 		if (h[1] != '\n') {
 			fail("a comment survived", out, out_len);
 		}

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "modtest.h"
+#include "passdb_ref.h"
 
 /* Asserts that no bad line was reported. */
 static void assert_no_bad_lines(void)
@@ -571,70 +572,6 @@ struct ref_result {
 	const char *bad_why[64];
 };
 
-/* The fourth field's rule: comma-separated known flags, empty items
- * ignored. */
-static bool ref_flags_ok(const char *f, size_t n)
-{
-	while (n > 0) {
-		const char *c = memchr(f, ',', n);
-		size_t k = c != NULL ? (size_t)(c - f) : n;
-
-		if (k > 0 && !(k == 7 && memcmp(f, "expired", 7) == 0) &&
-		    !(k == 11 && memcmp(f, "must_change", 11) == 0) &&
-		    !(k == 6 && memcmp(f, "locked", 6) == 0)) {
-			return false;
-		}
-		f += k;
-		n -= k;
-		if (n > 0) {
-			f++;
-			n--;
-		}
-	}
-	return true;
-}
-
-static const char *ref_why(const char *p, size_t len)
-{
-	size_t colons = 0;
-	bool blank = true;
-
-	if (len > 8192) {
-		return "line longer than 8192 bytes";
-	}
-	for (size_t i = 0; i < len; i++) {
-		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r') {
-			blank = false;
-		}
-		colons += p[i] == ':';
-	}
-	if (blank) {
-		return "blank line";
-	}
-	if (p[len - 1] == '\r') {
-		return "CRLF";
-	}
-	if (memchr(p, '\0', len) != NULL) {
-		return "NUL byte";
-	}
-	if (colons < 2) {
-		return "too few fields";
-	}
-	if (colons > 3) {
-		return "too many fields";
-	}
-	if (p[0] == ':') {
-		return "empty user name";
-	}
-	if (colons == 3) {
-		const char *c3 = memrchr(p, ':', len);
-
-		if (!ref_flags_ok(c3 + 1, (size_t)(p + len - c3 - 1))) {
-			return "unknown account flag";
-		}
-	}
-	return NULL;
-}
 
 static void ref_lookup(const char *data, size_t size, const char *user,
 		       struct ref_result *r)

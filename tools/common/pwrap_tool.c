@@ -353,6 +353,23 @@ int pwrap_valid_service_name(const char *name)
 	return name[0] != '\0' && name[0] != '.' && strpbrk(name, "/: \t\n") == NULL;
 }
 
+int tool_valid_account_flags(const char *f)
+{
+	static const char *const known[] = {"expired", "must_change", "locked"};
+
+	while (*f != '\0') {
+		size_t n = strcspn(f, ",");
+		int ok = n == 0;
+
+		for (size_t i = 0; !ok && i < sizeof(known) / sizeof(known[0]); i++)
+			ok = strlen(known[i]) == n && strncmp(known[i], f, n) == 0;
+		if (!ok)
+			return 0;
+		f += n + (f[n] == ',');
+	}
+	return 1;
+}
+
 char *pwrap_matrix_service(const char *module, const char *passdb)
 {
 	static const char *const groups[] = {"auth", "account", "password", "session"};

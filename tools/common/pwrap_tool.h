@@ -63,6 +63,10 @@ void sb_free(struct sbuf *b);
 /* Is `name` usable as a service file name (non-empty, no '/', not . or ..)? */
 int pwrap_valid_service_name(const char *name);
 
+/* Whether F is a list of pam_matrix account flags (expired, must_change,
+ * locked) separated by ','. */
+int tool_valid_account_flags(const char *f);
+
 /*
  * The service file text that runs pam_matrix (module at `module`, which may be
  * a bare name) with passdb=`passdb` for all four management groups.  Malloc'd.

@@ -97,24 +97,6 @@ static void fwd_signal(int sig, siginfo_t *si, void *uctx)
 
 static const int fwd_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
-/* pam_matrix's account flags: known names separated by ','. */
-static int valid_flags(const char *f)
-{
-	static const char *const known[] = {"expired", "must_change", "locked"};
-
-	while (*f != '\0') {
-		size_t n = strcspn(f, ",");
-		int ok = n == 0;
-
-		for (size_t i = 0; !ok && i < sizeof(known) / sizeof(known[0]); i++)
-			ok = strlen(known[i]) == n && strncmp(known[i], f, n) == 0;
-		if (!ok)
-			return 0;
-		f += n + (f[n] == ',');
-	}
-	return 1;
-}
-
 static void parse_user(struct opts *o, const char *arg)
 {
 	struct user u = {0};
@@ -142,7 +124,7 @@ static void parse_user(struct opts *o, const char *arg)
 				errx(EXIT_USAGE, "--user %s: too many ':' (expected "
 				     "USER:PASSWORD[:SERVICE[:FLAGS]]; a passdb "
 				     "password cannot contain ':')", u.name);
-			if (!valid_flags(u.flags))
+			if (!tool_valid_account_flags(u.flags))
 				errx(EXIT_USAGE, "--user %s: unknown account flag in "
 				     "\"%s\" (known: expired, must_change, locked, "
 				     "separated by ',')", u.name, u.flags);

@@ -20,7 +20,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdbool.h>
 #include <string.h>
 #include <strings.h>
 
@@ -415,26 +414,6 @@ fail:
 	return -1;
 }
 
-/* pam_matrix's account flags: known names separated by ','. */
-static bool valid_account_flags(const char *f)
-{
-	static const char *const known[] = { "expired", "must_change", "locked" };
-
-	while (*f != '\0') {
-		size_t n = strcspn(f, ",");
-		bool ok = n == 0;
-
-		for (size_t i = 0; !ok && i < sizeof(known) / sizeof(known[0]); i++) {
-			ok = strlen(known[i]) == n && strncmp(known[i], f, n) == 0;
-		}
-		if (!ok) {
-			return false;
-		}
-		f += n + (f[n] == ',');
-	}
-	return true;
-}
-
 static int parse_user(struct scenario *sc, struct cur *c)
 {
 	struct user u = {0};
@@ -452,7 +431,7 @@ static int parse_user(struct scenario *sc, struct cur *c)
 		goto fail;
 	if (expect_end(c) != 0)
 		goto fail;
-	if (u.flags != NULL && !valid_account_flags(u.flags)) {
+	if (u.flags != NULL && !tool_valid_account_flags(u.flags)) {
 		perr(c, "unknown account flag in \"%s\" (known: expired, "
 		     "must_change, locked, separated by ',')", u.flags);
 		goto fail;
