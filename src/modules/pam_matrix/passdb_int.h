@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What passdb.c (the line rules and the streaming reader) lends to
+ * passdb_write.c (the password change): the reader's window on a file and
+ * the search and report over it.  Internal to pam_matrix.
+ */
+#ifndef PM_PASSDB_INT_H
+#define PM_PASSDB_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include <security/pam_modules.h>
+
+#define PM_STR2(x) #x
+#define PM_STR(x) PM_STR2(x)
+
+/* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused
+ * right after, like anything that is not a regular file). */
+#define PM_OPEN_FLAGS (O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+
+/*
+ * A window on the file: buf[0, len) are the bytes at stream offsets
+ * [base, base + len), stream offset 0 being a '\n' put before the file's
+ * first byte (so the first line starts after a '\n' like every other one)
+ * and stream offset N + 1 the file's byte N.  With fd < 0 the whole file
+ * is in buf (base 0, eof set) and nothing is read.  The buffer is the
+ * caller's; it holds passwords and is wiped before it is freed.
+ */
+struct pm_src {
+	const char *path; /* for messages */
+	int fd;
+	char *buf;
+	size_t cap;
+	size_t len;
+	uint64_t base;
+	uint64_t nread; /* file bytes read, bounded by PM_PASSDB_MAX */
+	uint64_t size;  /* st_size when opened (0: unknown) */
+	bool eof;
+};
+
+/* USER's line found by pm_search: buf[at, at + len) until the next read. */
+struct pm_hit {
+	size_t at;
+	size_t len;
+	uint64_t off; /* stream offset of the line's start */
+};
+
+/* Errors: logged naming the file, returned as PAM codes. */
+const char *pm_strerror(int errnum, char *buf, size_t len);
+int pm_io_error(pam_handle_t *pamh, const char *path, const char *what,
+		int errnum);
+/* Opens a passdb: a regular file within PM_PASSDB_MAX, or an error. */
+int pm_open(pam_handle_t *pamh, const char *path, int *fd, struct stat *st);
+
+/* The reader (comments at their definitions in passdb.c). */
+bool pm_user_searchable(const char *user, size_t ulen);
+int pm_src_fill(pam_handle_t *pamh, struct pm_src *s, size_t from);
+int pm_src_begin(pam_handle_t *pamh, struct pm_src *s);
+int pm_search(pam_handle_t *pamh, struct pm_src *s, const char *user,
+	      size_t ulen, struct pm_hit *h, bool *found, bool *bad);
+int pm_report(pam_handle_t *pamh, struct pm_src *s, const char *user,
+	      size_t ulen, uint64_t limit);
+void pm_src_free(struct pm_src *s);
+
+#endif
