@@ -8,20 +8,24 @@
 # the wrapper left anything there.  A wrapped process that exits normally
 # removes its runtime directory itself; one that ends otherwise (sshd's
 # per-connection processes end with _exit) leaves it to the next wrapped
-# process, which removes it (sweep_dead_dirs).
+# process, which removes it (sweep_dead_dirs).  Directories, files,
+# environments and running children come from the shared
+# tests/pytest_common/pwrap_fixtures.py.
 import ctypes
 import ctypes.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
-import tempfile
-import time
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "pytest_common"))
+from pwrap_fixtures import (TempDir, child_env, make_temp_dir,  # noqa: E402,F401
+                            preload_parts, run, wait_until)
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "pam_driver.py"
@@ -63,8 +67,8 @@ def preload(*extra):
     """LD_PRELOAD for a wrapped program: sanitizer runtimes (if any) first,
     then the other cwrap libraries, then our libpam_wrapper.so."""
     ours = _need_env("PWRAP_LIB")
-    parts = [p for p in _need_env("PWRAP_PRELOAD").split(":")
-             if p and p != ours]
+    _need_env("PWRAP_PRELOAD")
+    parts = preload_parts()
     if parts:
         # Sanitizer build: ASan intercepts crypt_r and resolves the real
         # one at start-up; pam_unix dlopens libcrypt later, so without
@@ -75,27 +79,21 @@ def preload(*extra):
     return ":".join(parts + list(extra) + [ours])
 
 
-def wait_until(predicate, timeout=10.0, step=0.05):
-    """Polls predicate() until it is true or timeout seconds passed."""
-    end = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() > end:
-            return value
-        time.sleep(step)
-
-
-class Work:
-    """A private directory for one test.
+class Work(TempDir):
+    """A private directory for one test (file, service, passdb: see
+    TempDir; files are 0644, service files go to services/).
 
     path      the directory (0755, so a dropped-privilege server can enter)
     tmp       TMPDIR of every wrapped program (1777), checked at teardown
     services  PAM_WRAPPER_SERVICE_DIR
     """
 
+    path_type = Path
+    service_subdir = "services"
+    file_mode = 0o644
+
     def __init__(self):
-        self.path = Path(tempfile.mkdtemp(prefix="pwrap-apps-"))
-        self.path.chmod(0o755)
+        super().__init__("pwrap-apps-")
         self.tmp = self.mkdir("tmp", 0o1777)
         self.services = self.mkdir("services")
 
@@ -105,50 +103,26 @@ class Work:
         p.chmod(mode)
         return p
 
-    def file(self, name, text, mode=0o644):
-        p = self.path / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-        p.chmod(mode)
-        return p
-
-    def service(self, name, *lines):
-        """Writes the service file name (one stack line per argument)."""
-        return self.file(f"services/{name}",
-                         "".join(line + "\n" for line in lines))
-
-    def passdb(self, *entries, name="passdb"):
-        """A pam_matrix passdb of (user, password, service) entries."""
-        return self.file(name, "".join(":".join(e) + "\n" for e in entries))
-
     def env(self, **extra):
         """Environment of a program wrapped with pam_wrapper only."""
-        env = dict(os.environ)
-        env.pop("LD_PRELOAD", None)
-        env.update(LD_PRELOAD=preload(), PAM_WRAPPER="1",
-                   PAM_WRAPPER_SERVICE_DIR=str(self.services),
-                   TMPDIR=str(self.tmp), HOME=str(self.path))
-        env.update({k: str(v) for k, v in extra.items()})
-        return env
+        values = dict(LD_PRELOAD=preload(), PAM_WRAPPER="1",
+                      PAM_WRAPPER_SERVICE_DIR=self.services,
+                      TMPDIR=self.tmp, HOME=self.path)
+        values.update(extra)
+        return child_env(**values)
 
     def leftovers(self):
         return sorted(os.listdir(self.tmp))
 
-    def remove(self):
-        shutil.rmtree(self.path, ignore_errors=True)
-
 
 @pytest.fixture
-def work():
+def work(make_temp_dir):
     """A Work directory; fails the test if the wrapped programs left files
     in their TMPDIR."""
-    w = Work()
-    try:
-        yield w
-        left = wait_until(lambda: not w.leftovers(), timeout=10)
-        assert left, f"left in TMPDIR: {w.leftovers()}"
-    finally:
-        w.remove()
+    w = make_temp_dir(Work)
+    yield w
+    left = wait_until(lambda: not w.leftovers(), timeout=10)
+    assert left, f"left in TMPDIR: {w.leftovers()}"
 
 
 def sweep_dead_dirs(work, uid=None, gid=None):
@@ -164,14 +138,6 @@ def sweep_dead_dirs(work, uid=None, gid=None):
                          stdin=subprocess.DEVNULL, capture_output=True,
                          text=True, timeout=30, **kw)
     assert res.returncode != 0  # no such service: pam_start refuses
-
-
-def run(argv, env, stdin_text=None, timeout=30):
-    """Runs argv to completion (bounded) and returns the CompletedProcess."""
-    return subprocess.run(argv, env=env, input=stdin_text,
-                          stdin=None if stdin_text is not None
-                          else subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def run_driver(work, script, env=None, timeout=30):

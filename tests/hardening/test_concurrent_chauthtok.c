@@ -37,16 +37,13 @@ struct ctx {
 static int setup(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
-	char *text;
 
 	hu_fixture_init(&c->f, "hard");
 	for (int i = 0; i < NUSERS; i++) {
 		assert_true(asprintf(&c->oldpw[i], "old-%02d-%d", i, getpid()) > 0);
 		assert_true(asprintf(&c->newpw[i], "new-%02d-%d", i, getpid()) > 0);
 	}
-	text = hu_passdb_render(NUSERS, c->oldpw);
-	hu_write_file(c->f.passdb, text, strlen(text), DB_MODE);
-	free(text);
+	hu_fixture_passdb(&c->f, NUSERS, c->oldpw, DB_MODE);
 	*state = c;
 	return 0;
 }
@@ -88,12 +85,13 @@ static int run_all(struct ctx *c, const char *ops, char **pw1, char **pw2,
 		if (barrier) {
 			const char *extra[] = { "HARD_WAIT_FD=3", NULL };
 
-			benv = hu_env(c->f.tmp, c->f.svc, "1", extra);
+			benv = tu_env_wrapped(c->f.tmp, c->f.svc, "1", extra);
 			env = benv;
 		}
-		pids[i] = hu_spawn(argv, env, NULL, NULL, barrier ? b[0] : -1);
+		pids[i] = tu_spawn(argv, env, NULL, NULL,
+				   barrier ? b[0] : -1, 0);
 		if (benv != NULL) {
-			hu_free_env(benv);
+			tu_env_free(benv);
 		}
 	}
 	if (barrier) {
@@ -101,7 +99,7 @@ static int run_all(struct ctx *c, const char *ops, char **pw1, char **pw2,
 		close(b[1]);	/* go */
 	}
 	for (int i = 0; i < NUSERS; i++) {
-		int st = hu_wait(pids[i]);
+		int st = tu_wait(pids[i]);
 
 		if (WIFEXITED(st) && WEXITSTATUS(st) == expect) {
 			ok++;
@@ -128,7 +126,7 @@ static void test_50_concurrent_chauthtok(void **state)
 	assert_int_equal(ok, NUSERS);
 
 	/* byte for byte: the old file with the 50 passwords replaced */
-	got = hu_read_file(c->f.passdb, &got_len);
+	got = tu_read_file(c->f.passdb, &got_len);
 	assert_non_null(got);
 	if (got_len != strlen(want) || strcmp(got, want) != 0) {
 		print_message("passdb after the run:\n%s\n", got);
@@ -136,14 +134,14 @@ static void test_50_concurrent_chauthtok(void **state)
 	assert_string_equal(got, want);
 	assert_int_equal(stat(c->f.passdb, &st), 0);
 	assert_int_equal(st.st_mode & 07777, DB_MODE);
-	assert_int_equal(hu_count_entries(c->f.db_dir, true), 1);
+	assert_int_equal(tu_count_entries(c->f.db_dir, true), 1);
 
 	/* the new passwords work, the old ones do not */
 	assert_int_equal(run_all(c, "auth,acct", c->newpw, NULL, false, 0),
 			 NUSERS);
 	/* refused: exit 1 (an operation failed), not a crash or exit 2/3 */
 	assert_int_equal(run_all(c, "auth", c->oldpw, NULL, false, 1), NUSERS);
-	assert_int_equal(hu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
 	free(got);
 	free(want);
 }

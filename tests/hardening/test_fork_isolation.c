@@ -26,7 +26,7 @@
 
 static int auth(const char *dir)
 {
-	struct pam_conv c = { hu_conv_none, NULL };
+	struct pam_conv c = { tu_conv_none, NULL };
 	pam_handle_t *ph = NULL;
 	int rc;
 
@@ -40,32 +40,19 @@ static int auth(const char *dir)
 	return rc;
 }
 
-static int setup(void **state)
-{
-	*state = hu_mkdtemp();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	hu_rmtree(*state);
-	free(*state);
-	return 0;
-}
-
 static void test_child_transaction_keeps_parent_config(void **state)
 {
-	char *a = hu_subdir(*state, "permit");
-	char *b = hu_subdir(*state, "deny");
+	char *a = tu_subdir(*state, "permit");
+	char *b = tu_subdir(*state, "deny");
 	char *p;
 	pid_t pid;
 	int st;
 
-	p = hu_path(a, "svc");
-	hu_write_file(p, "auth required pam_permit.so\n", 28, 0644);
+	p = tu_path(a, "svc");
+	tu_write_file(p, "auth required pam_permit.so\n", 28, 0644);
 	free(p);
-	p = hu_path(b, "svc");
-	hu_write_file(p, "auth required pam_deny.so\n", 26, 0644);
+	p = tu_path(b, "svc");
+	tu_write_file(p, "auth required pam_deny.so\n", 26, 0644);
 	free(p);
 
 	assert_int_equal(auth(a), PAM_SUCCESS);
@@ -79,7 +66,7 @@ static void test_child_transaction_keeps_parent_config(void **state)
 		free(b);
 		_exit(ok ? 0 : 1);
 	}
-	st = hu_wait(pid);
+	st = tu_wait(pid);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	assert_int_equal(auth(a), PAM_SUCCESS);
@@ -93,8 +80,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
-			test_child_transaction_keeps_parent_config, setup,
-			teardown),
+			test_child_transaction_keeps_parent_config,
+			tu_setup_tmpdir, tu_teardown_tmpdir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,15 +44,12 @@ struct ctx {
 static int setup(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
-	char *text;
 
 	hu_fixture_init(&c->f, "hard");
 	for (int i = 0; i < NUSERS; i++) {
 		assert_true(asprintf(&c->pw[i], "u%d-v0", i) > 0);
 	}
-	text = hu_passdb_render(NUSERS, c->pw);
-	hu_write_file(c->f.passdb, text, strlen(text), 0600);
-	free(text);
+	hu_fixture_passdb(&c->f, NUSERS, c->pw, 0600);
 	*state = c;
 	return 0;
 }
@@ -83,7 +80,7 @@ struct job {
  */
 static void check_passdb(struct ctx *c, struct job *jobs, int n)
 {
-	char *got = hu_read_file(c->f.passdb, NULL);
+	char *got = tu_read_file(c->f.passdb, NULL);
 	char *saved[PAR];
 
 	assert_non_null(got);
@@ -160,13 +157,14 @@ static void test_kill9_random(void **state)
 						 c->pw[jb->user], c->pw[jb->user],
 						 jb->next, jb->next, NULL };
 
-				jb->pid = hu_spawn(argv, c->f.env, NULL, NULL, -1);
+				jb->pid = tu_spawn(argv, c->f.env, NULL,
+						   NULL, -1, 0);
 			}
 		}
-		t0 = hu_now_ms() * 1000;
+		t0 = tu_now_ms() * 1000;
 		for (int j = 0; j < PAR; j++) {
 			long long wait = jobs[j].kill_at_us -
-					 (hu_now_ms() * 1000 - t0);
+					 (tu_now_ms() * 1000 - t0);
 
 			if (wait > 0) {
 				usleep((useconds_t)wait);
@@ -174,7 +172,7 @@ static void test_kill9_random(void **state)
 			kill(jobs[j].pid, SIGKILL);
 		}
 		for (int j = 0; j < PAR; j++) {
-			int st = hu_wait(jobs[j].pid);
+			int st = tu_wait(jobs[j].pid);
 
 			if (WIFSIGNALED(st)) {
 				assert_int_equal(WTERMSIG(st), SIGKILL);
@@ -207,8 +205,8 @@ static void test_kill9_random(void **state)
 	 * runtime directories are still there until the next wrapped
 	 * process */
 	{
-		int left_tmp = hu_count_entries(c->f.tmp, true);
-		int left_db = hu_count_entries(c->f.db_dir, true) - 1;
+		int left_tmp = tu_count_entries(c->f.tmp, true);
+		int left_db = tu_count_entries(c->f.db_dir, true) - 1;
 
 		print_message("test_kill9: %d runtime dir(s) left by killed "
 			      "clients, %d temporary file(s) next to the "
@@ -229,7 +227,8 @@ static void test_kill9_random(void **state)
 					 "auth,acct,chauthtok", c->pw[i], c->pw[i],
 					 next, next, NULL };
 
-			st = hu_wait(hu_spawn(argv, c->f.env, NULL, NULL, -1));
+			st = tu_wait(tu_spawn(argv, c->f.env, NULL, NULL,
+					      -1, 0));
 		}
 		assert_true(WIFEXITED(st));
 		assert_int_equal(WEXITSTATUS(st), 0);
@@ -238,7 +237,7 @@ static void test_kill9_random(void **state)
 	}
 	{
 		char *want = hu_passdb_render(NUSERS, c->pw);
-		char *got = hu_read_file(c->f.passdb, NULL);
+		char *got = tu_read_file(c->f.passdb, NULL);
 
 		assert_string_equal(got, want);
 		free(want);
@@ -246,7 +245,7 @@ static void test_kill9_random(void **state)
 	}
 	/* every client since the kills exited normally, and the first one
 	 * removed the dead ones' directories: nothing is left, at once */
-	assert_int_equal(hu_count_entries(c->f.tmp, true), 0);
+	assert_int_equal(tu_count_entries(c->f.tmp, true), 0);
 }
 
 int main(void)

@@ -46,15 +46,6 @@ struct ctx {
 	char *top, *svc, *tmp, *passdb;	/* aliases into f */
 };
 
-static void write_at(const char *dir, const char *name, const char *text,
-		     mode_t mode)
-{
-	char *p = hu_path(dir, name);
-
-	hu_write_file(p, text, strlen(text), mode);
-	free(p);
-}
-
 static int setup(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
@@ -82,7 +73,7 @@ static int teardown(void **state)
 
 static void set_passdb(struct ctx *c, const char *text)
 {
-	hu_write_file(c->passdb, text, strlen(text), 0600);
+	tu_write_file(c->passdb, text, strlen(text), 0600);
 }
 
 /* auth+acct of USER with PASSWORD through libpamtest; the PAM result of
@@ -135,7 +126,7 @@ static void test_regress_blank_passdb_line(void **state)
 	/* a rewrite keeps the blank lines and still finds bob after them */
 	assert_int_equal(run_pamtest("matrix", "bob", &cd, chpw),
 			 PAMTEST_ERR_OK);
-	after = hu_read_file(c->passdb, NULL);
+	after = tu_read_file(c->passdb, NULL);
 	assert_string_equal(after, "\n"
 			    "alice:secret:matrix\n"
 			    "\n"
@@ -169,15 +160,15 @@ static void test_regress_62_processes(void **state)
 
 	set_passdb(c, "alice:secret:matrix\n");
 	for (int i = 0; i < NPROC; i++) {
-		pids[i] = hu_spawn(argv, env, NULL, NULL, -1);
+		pids[i] = tu_spawn(argv, env, NULL, NULL, -1, 0);
 	}
 	for (int i = 0; i < NPROC; i++) {
-		int st = hu_wait(pids[i]);
+		int st = tu_wait(pids[i]);
 
 		ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
 	}
 	assert_int_equal(ok, NPROC);
-	assert_int_equal(hu_wait_empty(c->tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->tmp, 10), 0);
 }
 
 /* ---- exit(1) on a bad directory ----------------------------------------- */
@@ -198,7 +189,7 @@ static int bad_dirs_in_child(struct ctx *c, const char *file)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		const char *bad[] = { "/nonexistent/pwrap-hard", file, "", NULL };
-		struct pam_conv conv = { hu_conv_none, NULL };
+		struct pam_conv conv = { tu_conv_none, NULL };
 		pam_handle_t *ph;
 		int rc;
 
@@ -226,18 +217,18 @@ static int bad_dirs_in_child(struct ctx *c, const char *file)
 		pam_end(ph, PAM_SUCCESS);
 		exit(42);	/* a normal exit, destructors included */
 	}
-	st = hu_wait(pid);
+	st = tu_wait(pid);
 	return st;
 }
 
 static void test_regress_exit_on_bad_dir(void **state)
 {
 	struct ctx *c = *state;
-	char *file = hu_path(c->top, "not-a-dir");
+	char *file = tu_path(c->top, "not-a-dir");
 	int st;
 
-	write_at(c->top, "not-a-dir", "x\n", 0644);
-	write_at(c->svc, "matrix-child", "auth required pam_permit.so\n", 0644);
+	tu_write_text(c->top, "not-a-dir", "x\n");
+	tu_write_text(c->svc, "matrix-child", "auth required pam_permit.so\n");
 	st = bad_dirs_in_child(c, file);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 42);
@@ -247,23 +238,23 @@ static void test_regress_exit_on_bad_dir(void **state)
 		const char *bad[] = { "/nonexistent/pwrap-hard", file, NULL };
 
 		for (int i = 0; bad[i] != NULL; i++) {
-			char **env = hu_env(c->tmp, bad[i], "1", NULL);
+			char **env = tu_env_wrapped(c->tmp, bad[i], "1", NULL);
 			char *argv[] = { (char *)hu_client(), "matrix", "alice",
 					 "auth", "secret", NULL };
 			int out;
-			pid_t pid = hu_spawn(argv, env, &out, NULL, -1);
-			char *o = hu_slurp(out, NULL);
+			pid_t pid = tu_spawn(argv, env, &out, NULL, -1, 0);
+			char *o = tu_slurp(out, NULL);
 
-			st = hu_wait(pid);
+			st = tu_wait(pid);
 			assert_true(WIFEXITED(st));
 			assert_int_equal(WEXITSTATUS(st), 2);
 			assert_non_null(strstr(o, "pam_start: "));
 			assert_null(strstr(o, "pam_start: 0\n"));
 			free(o);
-			hu_free_env(env);
+			tu_env_free(env);
 		}
 	}
-	assert_int_equal(hu_wait_empty(c->tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->tmp, 10), 0);
 	free(file);
 }
 
@@ -279,10 +270,10 @@ static void test_regress_exit_on_bad_dir(void **state)
  */
 static void run_disabled(struct ctx *c, const char *value)
 {
-	char **env = hu_env(c->tmp, c->svc, value, NULL);
+	char **env = tu_env_wrapped(c->tmp, c->svc, value, NULL);
 	char *argv[] = { (char *)hu_client(), "pwrap-hard-no-such-service",
 			 "pwrap-no-such-user", "acct", NULL };
-	long long t0 = hu_now_ms();
+	long long t0 = tu_now_ms();
 	pid_t pid = fork();
 	int st;
 
@@ -296,16 +287,16 @@ static void run_disabled(struct ctx *c, const char *value)
 		execve(argv[0], argv, env);
 		_exit(127);
 	}
-	st = hu_wait(pid);
+	st = tu_wait(pid);
 	if (WIFSIGNALED(st)) {
 		print_message("PAM_WRAPPER=%s: killed by signal %d after %lld ms\n",
 			      value ? value : "(unset)", WTERMSIG(st),
-			      hu_now_ms() - t0);
+			      tu_now_ms() - t0);
 	}
 	assert_true(WIFEXITED(st));
 	assert_int_not_equal(WEXITSTATUS(st), 127);
 	assert_int_not_equal(WEXITSTATUS(st), 3);
-	hu_free_env(env);
+	tu_env_free(env);
 }
 
 static void test_regress_hang_when_disabled(void **state)
@@ -317,7 +308,7 @@ static void test_regress_hang_when_disabled(void **state)
 	run_disabled(c, "");
 	run_disabled(c, "no");
 	/* disabled means untouched: nothing was created in TMPDIR */
-	assert_int_equal(hu_count_entries(c->tmp, true), 0);
+	assert_int_equal(tu_count_entries(c->tmp, true), 0);
 
 	/* the in-process switch: this process was loaded enabled */
 	{
@@ -328,7 +319,7 @@ static void test_regress_hang_when_disabled(void **state)
 		pid = fork();
 		assert_true(pid >= 0);
 		if (pid == 0) {
-			struct pam_conv conv = { hu_conv_none, NULL };
+			struct pam_conv conv = { tu_conv_none, NULL };
 			pam_handle_t *ph = NULL;
 
 			alarm(HANG_LIMIT);
@@ -341,7 +332,7 @@ static void test_regress_hang_when_disabled(void **state)
 			}
 			exit(0);
 		}
-		st = hu_wait(pid);
+		st = tu_wait(pid);
 		assert_true(WIFEXITED(st));
 		assert_int_equal(WEXITSTATUS(st), 0);
 	}
@@ -353,7 +344,7 @@ static void test_regress_password_in_trace_logs(void **state)
 {
 	struct ctx *c = *state;
 	const char *extra[] = { "PAM_WRAPPER_DEBUGLEVEL=3", NULL };
-	char **env = hu_env(c->tmp, c->svc, "1", extra);
+	char **env = tu_env_wrapped(c->tmp, c->svc, "1", extra);
 	char oldpw[64], newpw[64], wrong[64], db[128];
 	int st;
 	char *o, *e;
@@ -370,7 +361,7 @@ static void test_regress_password_in_trace_logs(void **state)
 				 "auth,acct,chauthtok,open,close", oldpw, oldpw,
 				 newpw, newpw, NULL };
 
-		st = hu_run_capture(argv, env, &o, &e);
+		st = tu_run_capture(argv, env, &o, &e);
 	}
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
@@ -392,7 +383,7 @@ static void test_regress_password_in_trace_logs(void **state)
 		char **v[] = { argv, argv2 };
 
 		for (int i = 0; i < 2; i++) {
-			st = hu_run_capture(v[i], env, &o, &e);
+			st = tu_run_capture(v[i], env, &o, &e);
 			assert_true(WIFEXITED(st));
 			assert_int_equal(WEXITSTATUS(st), 1);
 			assert_non_null(strstr(e, "PWRAP_TRACE["));
@@ -403,8 +394,8 @@ static void test_regress_password_in_trace_logs(void **state)
 			free(e);
 		}
 	}
-	hu_free_env(env);
-	assert_int_equal(hu_wait_empty(c->tmp, 10), 0);
+	tu_env_free(env);
+	assert_int_equal(tu_wait_empty(c->tmp, 10), 0);
 }
 
 /* ---- NULL conversation data ---------------------------------------------- */
@@ -426,8 +417,8 @@ static void test_regress_null_conv_data(void **state)
 	const struct pam_testcase *f;
 
 	set_passdb(c, "alice:secret:matrix\n");
-	write_at(c->svc, "chatty", "auth required pam_chatty.so num_lines=5 "
-		 "info error\naccount required pam_permit.so\n", 0644);
+	tu_write_text(c->svc, "chatty", "auth required pam_chatty.so num_lines=5 "
+		      "info error\naccount required pam_permit.so\n");
 
 	/* a prompt with nothing to answer it: a clean PAM error */
 	assert_int_equal(run_pamtest("matrix", "alice", NULL, auth),
@@ -519,7 +510,7 @@ static void chatty_run(struct ctx *c, size_t lines, size_t nbuf)
 	snprintf(svc, sizeof(svc),
 		 "auth required pam_chatty.so num_lines=%zu info error\n",
 		 lines);
-	write_at(c->svc, "chatty", svc, 0644);
+	tu_write_text(c->svc, "chatty", svc);
 	assert_int_equal(run_pamtest("chatty", "alice", &cd, tests),
 			 PAMTEST_ERR_OK);
 	check_bufs(info, nbuf, lines < nbuf ? lines : nbuf, INFO_TEXT);

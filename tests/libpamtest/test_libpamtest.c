@@ -22,7 +22,7 @@
 
 #include <libpamtest.h>
 
-#include "lpt_util.h"
+#include "testutil.h"
 
 #define M LPT_MODULE
 
@@ -84,26 +84,20 @@ static int group_setup(void **state)
 	if (st == NULL) {
 		return -1;
 	}
-	st->svcdir = lpt_svcdir_new();
-	st->datadir = lpt_tmpdir_new();
-	if (st->svcdir == NULL || st->datadir == NULL) {
-		return -1;
-	}
+	st->svcdir = tu_svcdir_new("lpt");
+	st->datadir = tu_mkdtemp("lpt");
 	for (size_t i = 0; i < sizeof(services) / sizeof(services[0]); i++) {
-		if (lpt_write_file(st->svcdir, services[i].name,
-				   services[i].content) != 0) {
-			return -1;
-		}
+		tu_write_text(st->svcdir, services[i].name,
+			      services[i].content);
 	}
-	if (lpt_write_file(st->datadir, "env.conf", "LPT_FOO DEFAULT=bar\n") != 0 ||
-	    asprintf(&envsvc,
+	tu_write_text(st->datadir, "env.conf", "LPT_FOO DEFAULT=bar\n");
+	if (asprintf(&envsvc,
 		     "session required pam_env.so readenv=0 conffile=%s/env.conf\n"
 		     "session required %s putenv=LPT_VAR=lpt_value\n",
-		     st->datadir, M) < 0 ||
-	    lpt_write_file(st->svcdir, "env", envsvc) != 0) {
-		free(envsvc);
+		     st->datadir, M) < 0) {
 		return -1;
 	}
+	tu_write_text(st->svcdir, "env", envsvc);
 	free(envsvc);
 	*state = st;
 	return 0;
@@ -114,8 +108,10 @@ static int group_teardown(void **state)
 	struct lpt_state *st = *state;
 
 	if (st != NULL) {
-		lpt_tmpdir_free(st->svcdir);
-		lpt_tmpdir_free(st->datadir);
+		tu_rmtree_quiet(st->svcdir);
+		tu_rmtree_quiet(st->datadir);
+		free(st->svcdir);
+		free(st->datadir);
 		free(st);
 	}
 	return 0;
@@ -631,10 +627,10 @@ static void test_getenvlist(void **state)
 	env = tests[1].case_out.envlist;
 	assert_non_null(env);
 	assert_int_equal(tests[1].op_rv, PAM_SUCCESS);
-	assert_non_null(lpt_envlist_get(env, "LPT_FOO"));
-	assert_string_equal(lpt_envlist_get(env, "LPT_FOO"), "bar");
-	assert_non_null(lpt_envlist_get(env, "LPT_VAR"));
-	assert_string_equal(lpt_envlist_get(env, "LPT_VAR"), "lpt_value");
+	assert_non_null(tu_env_get(env, "LPT_FOO"));
+	assert_string_equal(tu_env_get(env, "LPT_FOO"), "bar");
+	assert_non_null(tu_env_get(env, "LPT_VAR"));
+	assert_string_equal(tu_env_get(env, "LPT_VAR"), "lpt_value");
 	pamtest_free_env(env);
 	pamtest_free_env(NULL);
 

@@ -24,17 +24,14 @@
 
 #include <libpamtest.h>
 
-#include "lpt_util.h"
+#include "testutil.h"
 
 static int setup_services(void **state)
 {
-	char *dir = lpt_svcdir_new();
+	char *dir = tu_svcdir_new("lpt");
 	char *matrix = NULL;
 	int rc = -1;
 
-	if (dir == NULL) {
-		return -1;
-	}
 	if (asprintf(&matrix,
 		     "auth required pam_matrix.so passdb=%1$s/passdb\n"
 		     "account required pam_matrix.so passdb=%1$s/passdb\n"
@@ -44,18 +41,17 @@ static int setup_services(void **state)
 		matrix = NULL;
 		goto out;
 	}
-	if (lpt_write_file(dir, "passdb", "trinity:secret:matrix\n") != 0 ||
-	    lpt_write_file(dir, "matrix", matrix) != 0 ||
-	    lpt_write_file(dir, "pam_items",
-			   "auth required pam_set_items.so\n"
-			   "auth required pam_get_items.so\n") != 0) {
-		goto out;
-	}
+	tu_write_text(dir, "passdb", "trinity:secret:matrix\n");
+	tu_write_text(dir, "matrix", matrix);
+	tu_write_text(dir, "pam_items",
+		      "auth required pam_set_items.so\n"
+		      "auth required pam_get_items.so\n");
 	rc = 0;
 out:
 	free(matrix);
 	if (rc != 0) {
-		lpt_tmpdir_free(dir);
+		tu_rmtree_quiet(dir);
+		free(dir);
 		dir = NULL;
 	}
 	*state = dir;
@@ -64,7 +60,8 @@ out:
 
 static int teardown_services(void **state)
 {
-	lpt_tmpdir_free(*state);
+	tu_rmtree_quiet(*state);
+	free(*state);
 	unsetenv("PAM_AUTHTOK");
 	unsetenv("PAM_RHOST");
 	return 0;
@@ -106,7 +103,7 @@ static void test_pam_chauthtok(void **state)
 
 	/* Not part of the example: the passdb really changed. */
 	{
-		char *passdb = lpt_read_file(*state, "passdb");
+		char *passdb = tu_read_at(*state, "passdb");
 
 		assert_non_null(passdb);
 		assert_string_equal(passdb, "trinity:new_secret:matrix\n");
@@ -161,7 +158,7 @@ static void test_pam_chauthtok_and_login(void **state)
 /* The variable is in the list, with this value. */
 static void env_is(char **envlist, const char *name, const char *value)
 {
-	const char *v = lpt_envlist_get(envlist, name);
+	const char *v = tu_env_get(envlist, name);
 
 	assert_non_null(v);
 	assert_string_equal(v, value);

@@ -22,7 +22,7 @@
 
 #include <libpamtest.h>
 
-#include "lpt_util.h"
+#include "testutil.h"
 
 #define M LPT_MODULE
 
@@ -83,26 +83,23 @@ int pam_set_item(pam_handle_t *pamh, int item_type, const void *item)
 
 static int group_setup(void **state)
 {
-	char *dir = lpt_svcdir_new();
+	char *dir = tu_svcdir_new("lpt");
 
-	if (dir == NULL ||
-	    lpt_write_file(dir, "permit",
-			   "auth required " M " endstatus\n"
-			   "account required pam_permit.so\n") != 0 ||
-	    lpt_write_file(dir, "deny", "auth required pam_deny.so\n") != 0 ||
-	    lpt_write_file(dir, "keep",
-			   "auth required " M " off=first endstatus\n"
-			   "account required " M " off=second\n") != 0) {
-		lpt_tmpdir_free(dir);
-		return -1;
-	}
+	tu_write_text(dir, "permit",
+		      "auth required " M " endstatus\n"
+		      "account required pam_permit.so\n");
+	tu_write_text(dir, "deny", "auth required pam_deny.so\n");
+	tu_write_text(dir, "keep",
+		      "auth required " M " off=first endstatus\n"
+		      "account required " M " off=second\n");
 	*state = dir;
 	return 0;
 }
 
 static int group_teardown(void **state)
 {
-	lpt_tmpdir_free(*state);
+	tu_rmtree_quiet(*state);
+	free(*state);
 	return 0;
 }
 

@@ -26,7 +26,7 @@
 
 #include <libpamtest.h>
 
-#include "lpt_util.h"
+#include "testutil.h"
 
 #define M LPT_MODULE
 
@@ -68,16 +68,10 @@ static const struct lpt_service services[] = {
 
 static int group_setup(void **state)
 {
-	char *svcdir = lpt_svcdir_new();
+	char *svcdir = tu_svcdir_new("lpt");
 
-	if (svcdir == NULL) {
-		return -1;
-	}
 	for (size_t i = 0; i < sizeof(services) / sizeof(services[0]); i++) {
-		if (lpt_write_file(svcdir, services[i].name,
-				   services[i].content) != 0) {
-			return -1;
-		}
+		tu_write_text(svcdir, services[i].name, services[i].content);
 	}
 	*state = svcdir;
 	return 0;
@@ -85,7 +79,8 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-	lpt_tmpdir_free(*state);
+	tu_rmtree_quiet(*state);
+	free(*state);
 	return 0;
 }
 

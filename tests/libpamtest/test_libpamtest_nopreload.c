@@ -25,7 +25,7 @@
 
 #include <libpamtest.h>
 
-#include "lpt_util.h"
+#include "testutil.h"
 
 struct state {
 	char *svcdir;
@@ -38,11 +38,10 @@ static int setup(void **st)
 	assert_non_null(s);
 	/* The point of the test: this process must not be wrapped. */
 	assert_null(dlsym(RTLD_DEFAULT, "pam_wrapper_enabled"));
-	s->svcdir = lpt_svcdir_new();
-	assert_non_null(s->svcdir);
-	assert_int_equal(lpt_write_file(s->svcdir, "lpt_nopreload",
-					"auth required pam_permit.so\n"
-					"account required pam_permit.so\n"), 0);
+	s->svcdir = tu_svcdir_new("lpt");
+	tu_write_text(s->svcdir, "lpt_nopreload",
+		      "auth required pam_permit.so\n"
+		      "account required pam_permit.so\n");
 	*st = s;
 	return 0;
 }
@@ -51,41 +50,10 @@ static int teardown(void **st)
 {
 	struct state *s = *st;
 
-	lpt_tmpdir_free(s->svcdir);
+	tu_rmtree_quiet(s->svcdir);
+	free(s->svcdir);
 	free(s);
 	return 0;
-}
-
-/* What a call wrote to stderr, in a malloc'd string. */
-struct capture {
-	FILE *tmp;
-	int saved;
-};
-
-static void capture_begin(struct capture *c)
-{
-	fflush(stderr);
-	c->tmp = tmpfile();
-	assert_non_null(c->tmp);
-	c->saved = dup(STDERR_FILENO);
-	assert_true(c->saved >= 0);
-	assert_true(dup2(fileno(c->tmp), STDERR_FILENO) >= 0);
-}
-
-static char *capture_end(struct capture *c)
-{
-	char *text = calloc(1, 4096);
-	size_t n;
-
-	fflush(stderr);
-	assert_true(dup2(c->saved, STDERR_FILENO) >= 0);
-	close(c->saved);
-	assert_non_null(text);
-	rewind(c->tmp);
-	n = fread(text, 1, 4095, c->tmp);
-	text[n] = '\0';
-	fclose(c->tmp);
-	return text;
 }
 
 static int count_lines(const char *s)
@@ -112,15 +80,14 @@ static void test_run_pamtest_refuses(void **st)
 		pam_test(PAMTEST_AUTHENTICATE, PAM_SUCCESS),
 		pam_test(PAMTEST_ACCOUNT, PAM_SUCCESS),
 	};
-	struct capture c;
 	enum pamtest_err perr;
 	char *err;
 
 	(void)st;
 	setenv("PAM_WRAPPER", "1", 1);
-	capture_begin(&c);
+	tu_stderr_begin();
 	perr = run_pamtest("lpt_nopreload", "alice", NULL, tests);
-	err = capture_end(&c);
+	err = tu_stderr_end();
 	assert_int_equal(perr, PAMTEST_ERR_START);
 	assert_preload_message(err);
 	/* Nothing ran. */
@@ -129,31 +96,21 @@ static void test_run_pamtest_refuses(void **st)
 	free(err);
 }
 
-static int no_conv(int n, const struct pam_message **m,
-		   struct pam_response **r, void *d)
-{
-	(void)n;
-	(void)m;
-	(void)r;
-	(void)d;
-	return PAM_CONV_ERR;
-}
-
 static void test_run_pamtest_conv_refuses(void **st)
 {
 	struct pam_testcase tests[] = {
 		pam_test(PAMTEST_AUTHENTICATE, PAM_SUCCESS),
 	};
-	struct capture c;
 	enum pamtest_err perr;
 	char *err;
 
 	(void)st;
 	/* Only the first character counts, as for the wrapper itself. */
 	setenv("PAM_WRAPPER", "1 please", 1);
-	capture_begin(&c);
-	perr = run_pamtest_conv("lpt_nopreload", "alice", no_conv, NULL, tests);
-	err = capture_end(&c);
+	tu_stderr_begin();
+	perr = run_pamtest_conv("lpt_nopreload", "alice", tu_conv_none, NULL,
+				tests);
+	err = tu_stderr_end();
 	assert_int_equal(perr, PAMTEST_ERR_START);
 	assert_preload_message(err);
 	free(err);
@@ -168,7 +125,6 @@ static void test_run_pamtest_conv_refuses(void **st)
 static void run_unrequested(const char *wrapper, int with_dir, const char *dir)
 {
 	struct pam_testcase none[1] = { pam_test(PAMTEST_AUTHENTICATE, 0) };
-	struct capture c;
 	enum pamtest_err perr;
 	char *err;
 
@@ -182,9 +138,9 @@ static void run_unrequested(const char *wrapper, int with_dir, const char *dir)
 	} else {
 		unsetenv("PAM_WRAPPER_SERVICE_DIR");
 	}
-	capture_begin(&c);
+	tu_stderr_begin();
 	perr = run_pamtest_n("lpt_nopreload", "alice", NULL, none, 0);
-	err = capture_end(&c);
+	err = tu_stderr_end();
 	assert_null(strstr(err, "LD_PRELOAD"));
 	assert_true(perr == PAMTEST_ERR_OK || perr == PAMTEST_ERR_START);
 	free(err);

@@ -30,7 +30,7 @@
 
 #include <libpamtest.h>
 
-#include "lpt_util.h"
+#include "testutil.h"
 
 #define EVERY PAMTEST_CONV_EVERY_CALL
 #define LONG_LEN PAMTEST_CONV_LONG_ANSWER_LEN
@@ -56,9 +56,8 @@ static int group_setup(void **state)
 	for (size_t i = 0; i < LONG_LEN; i++) {
 		long_pw[i] = (char)('a' + i % 26);
 	}
-	dir = lpt_svcdir_new();
-	if (dir == NULL ||
-	    asprintf(&passdb_text, passdb_text_fmt, long_pw) < 0 ||
+	dir = tu_svcdir_new("lpt");
+	if (asprintf(&passdb_text, passdb_text_fmt, long_pw) < 0 ||
 	    asprintf(&matrix,
 		     "auth required pam_matrix.so passdb=%1$s/passdb\n"
 		     "account required pam_matrix.so passdb=%1$s/passdb\n"
@@ -71,10 +70,8 @@ static int group_setup(void **state)
 		     dir) < 0) {
 		goto out;
 	}
-	if (lpt_write_file(dir, "matrix", matrix) != 0 ||
-	    lpt_write_file(dir, "matrix_items", matrix_items) != 0) {
-		goto out;
-	}
+	tu_write_text(dir, "matrix", matrix);
+	tu_write_text(dir, "matrix_items", matrix_items);
 	free(matrix);
 	matrix = NULL;
 	if (asprintf(&matrix,
@@ -83,20 +80,18 @@ static int group_setup(void **state)
 		matrix = NULL;
 		goto out;
 	}
-	if (lpt_write_file(dir, "matrix_verbose", matrix) != 0 ||
-	    lpt_write_file(dir, "chatty",
-			   "auth required pam_chatty.so info error num_lines=2\n") != 0 ||
-	    lpt_write_file(dir, "items",
-			   "auth required pam_set_items.so\n"
-			   "auth required pam_get_items.so\n"
-			   "account required pam_set_items.so\n"
-			   "account required pam_get_items.so\n"
-			   "password required pam_set_items.so\n"
-			   "password required pam_get_items.so\n"
-			   "session required pam_set_items.so\n"
-			   "session required pam_get_items.so\n") != 0) {
-		goto out;
-	}
+	tu_write_text(dir, "matrix_verbose", matrix);
+	tu_write_text(dir, "chatty",
+		      "auth required pam_chatty.so info error num_lines=2\n");
+	tu_write_text(dir, "items",
+		      "auth required pam_set_items.so\n"
+		      "auth required pam_get_items.so\n"
+		      "account required pam_set_items.so\n"
+		      "account required pam_get_items.so\n"
+		      "password required pam_set_items.so\n"
+		      "password required pam_get_items.so\n"
+		      "session required pam_set_items.so\n"
+		      "session required pam_get_items.so\n");
 	rc = 0;
 out:
 	free(matrix);
@@ -107,7 +102,9 @@ out:
 static int group_teardown(void **state)
 {
 	(void)state;
-	lpt_tmpdir_free(dir);
+	tu_rmtree_quiet(dir);
+	free(dir);
+	dir = NULL;
 	free(passdb_text);
 	unsetenv("PAM_RHOST");
 	return 0;
@@ -117,12 +114,13 @@ static int group_teardown(void **state)
 static int reset_passdb(void **state)
 {
 	(void)state;
-	return lpt_write_file(dir, "passdb", passdb_text);
+	tu_write_text(dir, "passdb", passdb_text);
+	return 0;
 }
 
 static void assert_passdb_unchanged(void)
 {
-	char *now = lpt_read_file(dir, "passdb");
+	char *now = tu_read_at(dir, "passdb");
 
 	assert_non_null(now);
 	assert_string_equal(now, passdb_text);
@@ -225,7 +223,7 @@ static void test_matrix_then_get_items(void **state)
 	assert_int_equal(run_pamtest_faults("matrix_items", "longpw", &data,
 					    &f, tests),
 			 PAMTEST_ERR_OK);
-	tok = lpt_envlist_get(tests[1].case_out.envlist, "PAM_AUTHTOK");
+	tok = tu_env_get(tests[1].case_out.envlist, "PAM_AUTHTOK");
 	assert_non_null(tok);
 	assert_string_equal(tok, long_pw);
 	pamtest_free_env(tests[1].case_out.envlist);
@@ -235,8 +233,8 @@ static void test_matrix_then_get_items(void **state)
 	assert_int_equal(run_pamtest_faults("matrix_items", "longpw", &data,
 					    &f, tests),
 			 PAMTEST_ERR_OK);
-	assert_null(lpt_envlist_get(tests[1].case_out.envlist, "PAM_AUTHTOK"));
-	assert_non_null(lpt_envlist_get(tests[1].case_out.envlist, "PAM_USER"));
+	assert_null(tu_env_get(tests[1].case_out.envlist, "PAM_AUTHTOK"));
+	assert_non_null(tu_env_get(tests[1].case_out.envlist, "PAM_USER"));
 	pamtest_free_env(tests[1].case_out.envlist);
 }
 
@@ -351,7 +349,7 @@ static void test_matrix_chauthtok_long(void **state)
 	assert_int_equal(run_op("matrix", "neo", PAMTEST_CHAUTHTOK, answers,
 				&none, NULL, NULL),
 			 PAM_SUCCESS);
-	now = lpt_read_file(dir, "passdb");
+	now = tu_read_at(dir, "passdb");
 	assert_non_null(now);
 	assert_non_null(strstr(now, "neo:"));
 	assert_memory_equal(strstr(now, "neo:") + 4, long_pw, LONG_LEN);
@@ -438,7 +436,7 @@ static void test_items(void **state)
 					 PAMTEST_ERR_OK);
 			assert_int_equal(f.calls, 0);
 			assert_string_equal(
-				lpt_envlist_get(tests[1].case_out.envlist,
+				tu_env_get(tests[1].case_out.envlist,
 						"PAM_RHOST"),
 				"faults.example.com");
 			pamtest_free_env(tests[1].case_out.envlist);

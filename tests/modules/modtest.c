@@ -6,7 +6,6 @@
 #define _GNU_SOURCE
 #include "modtest.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -22,8 +21,7 @@
 
 void mt_init(struct mt_env *t)
 {
-	const char *tmp = getenv("TMPDIR");
-	int n;
+	char *dir;
 
 	memset(t, 0, sizeof(*t));
 	/* Checked first: a failed setup gets no teardown to remove the
@@ -32,34 +30,22 @@ void mt_init(struct mt_env *t)
 	if (t->moddir == NULL) {
 		fail_msg("PWRAP_MODULE_DIR is not set (run through ctest)");
 	}
-	if (tmp == NULL || *tmp == '\0') {
-		tmp = "/tmp";
+	dir = tu_mkdtemp("pwrap-modtest");
+	if (strlen(dir) >= sizeof(t->dir)) {
+		tu_rmtree_quiet(dir);
+		fail_msg("TMPDIR is too long: %s", dir);
 	}
-	n = snprintf(t->dir, sizeof(t->dir), "%s/pwrap-modtest.XXXXXX", tmp);
-	assert_true(n > 0 && (size_t)n < sizeof(t->dir));
-	assert_non_null(mkdtemp(t->dir));
+	strcpy(t->dir, dir);
+	free(dir);
 	mt_path(t, "passdb", t->passdb);
 }
 
 void mt_cleanup(struct mt_env *t)
 {
-	DIR *d;
-	struct dirent *de;
-
 	if (t->dir[0] == '\0') {
 		return;
 	}
-	d = opendir(t->dir);
-	if (d != NULL) {
-		while ((de = readdir(d)) != NULL) {
-			if (strcmp(de->d_name, ".") != 0 &&
-			    strcmp(de->d_name, "..") != 0) {
-				(void)unlinkat(dirfd(d), de->d_name, 0);
-			}
-		}
-		closedir(d);
-	}
-	(void)rmdir(t->dir);
+	(void)tu_rmtree_quiet(t->dir);
 	t->dir[0] = '\0';
 }
 
@@ -99,42 +85,14 @@ void mt_write(const struct mt_env *t, const char *name, const char *data,
 	      size_t len)
 {
 	char path[PATH_MAX];
-	FILE *f;
 
 	mt_path(t, name, path);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(data, 1, len, f), len);
-	assert_int_equal(fclose(f), 0);
-	assert_int_equal(chmod(path, 0644), 0);
+	tu_write_file(path, data, len, 0644);
 }
 
 void mt_passdb(const struct mt_env *t, const char *content)
 {
 	mt_write(t, "passdb", content, strlen(content));
-}
-
-char *mt_read(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t size = 0;
-	FILE *mem;
-	char chunk[65536];
-	size_t n;
-
-	assert_non_null(f);
-	mem = open_memstream(&buf, &size);
-	assert_non_null(mem);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		assert_int_equal(fwrite(chunk, 1, n, mem), n);
-	}
-	fclose(f);
-	assert_int_equal(fclose(mem), 0);
-	if (len != NULL) {
-		*len = size;
-	}
-	return buf;
 }
 
 void mt_service(const struct mt_env *t, const char *service,

@@ -4,7 +4,9 @@
  * holding service files and passdbs, PAM transactions through the real
  * libpam (pam_start_confdir, no preload needed), a scripted conversation
  * that records every message and answers from a list, and a capture of
- * what modules log with pam_syslog (see modtest_syslog.c).
+ * what modules log with pam_syslog (see modtest_syslog.c).  The generic
+ * helpers (directories, files, children, clock) are testutil.h's, which
+ * this header includes.
  */
 #ifndef MODTEST_H
 #define MODTEST_H
@@ -14,6 +16,8 @@
 #include <stddef.h>
 
 #include <security/pam_appl.h>
+
+#include "testutil.h"
 
 #define MT_MAX_ANSWERS 16
 
@@ -40,9 +44,10 @@ struct mt_env {
 	const char *moddir;    /* $PWRAP_MODULE_DIR */
 };
 
-/* Creates a fresh directory below $TMPDIR; fails the test on error. */
+/* Creates a fresh directory below $TMPDIR (tu_mkdtemp); fails the test on
+ * error. */
 void mt_init(struct mt_env *t);
-/* Removes the directory and everything in it. */
+/* Removes the directory and everything in it (best effort: never fails). */
 void mt_cleanup(struct mt_env *t);
 
 /* cmocka per-test setup/teardown: *state becomes a fresh mt_env; the log
@@ -59,9 +64,6 @@ void mt_write(const struct mt_env *t, const char *name, const char *data,
 	      size_t len);
 /* Writes a NUL-terminated string to the passdb. */
 void mt_passdb(const struct mt_env *t, const char *content);
-/* Reads a whole file into a malloc'd NUL-terminated buffer; *LEN gets its
- * length. */
-char *mt_read(const char *path, size_t *len);
 
 /* Writes service file <dir>/SERVICE from a printf format.  In the format,
  * the first %s of each "%s/" is usually t->moddir. */

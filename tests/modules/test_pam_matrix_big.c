@@ -19,14 +19,6 @@
 
 #define NUSERS 1000000
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int timed_run(const struct mt_env *t, const char *user,
 		     enum mt_op op, size_t n, ...)
 {
@@ -42,10 +34,10 @@ static int timed_run(const struct mt_env *t, const char *user,
 	}
 	va_end(ap);
 	mt_conv_init(&c, n, a[0], a[1], a[2]);
-	t0 = now();
+	t0 = tu_now();
 	rv = mt_run(t, "svc", user, &c, op, 0);
 	printf("# op %d for %s: %.1f ms\n", (int)op, user,
-	       (now() - t0) * 1000.0);
+	       (tu_now() - t0) * 1000.0);
 	mt_conv_free(&c);
 	return rv;
 }
@@ -94,7 +86,7 @@ static void big_passdb(void **state)
 			 PAM_SUCCESS);
 
 	/* Every other line is still there. */
-	content = mt_read(t.passdb, &len);
+	content = tu_read_file(t.passdb, &len);
 	assert_int_equal(len, strlen("# a million users\n") +
 				      (size_t)NUSERS * 28 - 6);
 	p = strstr(content, "user0999998:pass0999998:svc\nuser0999999:fresh:"

@@ -36,7 +36,7 @@ static void assert_passdb(const struct mt_env *t, const char *want,
 			  size_t want_len)
 {
 	size_t len;
-	char *got = mt_read(t->passdb, &len);
+	char *got = tu_read_file(t->passdb, &len);
 
 	assert_int_equal(len, want_len);
 	assert_memory_equal(got, want, want_len);
@@ -296,7 +296,7 @@ static void change_leftover(void **state)
 			 PAM_SUCCESS);
 	mt_conv_free(&c);
 	assert_int_equal(stat(left, &st), -1);
-	after = mt_read(t->passdb, NULL);
+	after = tu_read_file(t->passdb, NULL);
 	assert_string_equal(after, "zed:changed:svc\n");
 	free(after);
 	assert_no_leftovers(t);
@@ -440,7 +440,7 @@ static void change_concurrent(void **state)
 		}
 	}
 	fclose(f);
-	got = mt_read(t->passdb, &len);
+	got = tu_read_file(t->passdb, &len);
 	assert_int_equal(len, wlen);
 	assert_string_equal(got, want);
 	free(got);

@@ -27,69 +27,8 @@
 #include "modtest.h"
 #include "passdb.h" /* PM_PASSDB_MAX */
 
-/* In a forked child: the default action for the signals cmocka catches,
- * so that a crash kills the child (which its parent sees) instead of
- * running the rest of the suite in it. */
-static void child_signals(void)
-{
-	static const int sigs[] = { SIGBUS, SIGSEGV, SIGFPE, SIGILL, SIGSYS,
-				    SIGABRT };
-
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		signal(sigs[i], SIG_DFL);
-	}
-}
-
-static void on_alarm(int sig)
-{
-	static const char msg[] = "timed out: opening or reading the passdb "
-				  "blocked\n";
-
-	(void)sig;
-	if (write(2, msg, sizeof(msg) - 1) < 0) {
-		/* nothing more to do */
-	}
-	_exit(124);
-}
-
-/* Arms a 10 s alarm that ends the test program with a message: a
- * regression fails instead of hanging. */
-static void alarm_arm(void)
-{
-	signal(SIGALRM, on_alarm);
-	alarm(10);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Waits up to SECS seconds for PID; kills it when it hangs.  Its exit
- * code, -1 for a hang, or -2 - N for death by signal N. */
-static int wait_bounded(pid_t pid, double secs)
-{
-	double end = now() + secs;
-	int st;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-
-		if (r == pid) {
-			return WIFEXITED(st) ? WEXITSTATUS(st)
-					     : -2 - WTERMSIG(st);
-		}
-		if (r < 0 || now() > end) {
-			kill(pid, SIGKILL);
-			(void)waitpid(pid, &st, 0);
-			return -1;
-		}
-		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
-	}
-}
+/* What ends a test whose passdb open or read blocks (tu_alarm). */
+#define BLOCKED_MSG "timed out: opening or reading the passdb blocked\n"
 
 /* Authentication and account check with a passdb that is not a regular
  * file or is too big: PAM_AUTHINFO_UNAVAIL within a second, no prompt,
@@ -99,14 +38,14 @@ static void check_refused(const struct mt_env *t, const char *passdb,
 {
 	char want[PATH_MAX + 128];
 	struct mt_conv c;
-	double t0 = now();
+	double t0 = tu_now();
 
 	mt_service(t, "svc",
 		   "auth    required %s/pam_matrix.so passdb=%s\n"
 		   "account required %s/pam_matrix.so passdb=%s\n",
 		   t->moddir, passdb, t->moddir, passdb);
 	snprintf(want, sizeof(want), "%s: %s", passdb, reason);
-	alarm_arm();
+	tu_alarm(10, BLOCKED_MSG);
 	mt_log_clear();
 	mt_conv_init(&c, 1, "secret");
 	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
@@ -125,7 +64,7 @@ static void check_refused(const struct mt_env *t, const char *passdb,
 	assert_true(mt_log_has(want));
 	alarm(0);
 	mt_log_clear();
-	assert_true(now() - t0 < 1.0);
+	assert_true(tu_now() - t0 < 1.0);
 }
 
 /* Upstream and our earlier versions blocked for ever in open(). */
@@ -219,40 +158,17 @@ static void files_rewritten_in_place(void **state)
 
 	mt_write(t, "passdb", a, alen);
 	mt_matrix_service(t, "");
-	writer = fork();
-	assert_true(writer >= 0);
-	if (writer == 0) {
-		child_signals();
-		for (unsigned round = 0;; round++) {
-			const char *v = round % 2 ? b : a;
-			size_t n = round % 2 ? blen : alen;
-			int fd = open(t->passdb, O_WRONLY | O_TRUNC | O_CLOEXEC);
-
-			if (fd < 0) {
-				_exit(3);
-			}
-			for (size_t off = 0; off < n; off += 65536) {
-				size_t k = n - off < 65536 ? n - off : 65536;
-
-				if (write(fd, v + off, k) != (ssize_t)k) {
-					_exit(4);
-				}
-			}
-			close(fd);
-			/* whole for a moment, so that some lookups find zed */
-			nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
-		}
-	}
+	writer = tu_rewriter_start(t->passdb, a, alen, b, blen);
 	worker = fork();
 	assert_true(worker >= 0);
 	if (worker == 0) {
 		/* no cmocka assertions in the child */
-		double end = now() + 2.0;
+		double end = tu_now() + 2.0;
 		unsigned long n = 0, ok = 0;
 		int bad = PAM_SUCCESS;
 
-		child_signals();
-		while (now() < end || n < 20) {
+		tu_child_signals();
+		while (tu_now() < end || n < 20) {
 			int rv = raw_auth(t, "zed", "pwAAAA");
 
 			n++;
@@ -274,9 +190,8 @@ static void files_rewritten_in_place(void **state)
 		free(b);
 		_exit(bad != PAM_SUCCESS ? 1 : 0);
 	}
-	st = wait_bounded(worker, 60.0);
-	kill(writer, SIGKILL);
-	assert_int_equal(waitpid(writer, NULL, 0), writer);
+	st = tu_wait_bounded(worker, 60.0);
+	tu_kill_wait(writer);
 	free(a);
 	free(b);
 	if (st <= -2) {

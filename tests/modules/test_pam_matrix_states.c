@@ -112,7 +112,7 @@ static void states_must_change_cleared(void **state)
 	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_CHAUTHTOK, 0),
 			 PAM_SUCCESS);
 	mt_conv_free(&c);
-	got = mt_read(t->passdb, &len);
+	got = tu_read_file(t->passdb, &len);
 	assert_int_equal(len, sizeof(want) - 1);
 	assert_memory_equal(got, want, len);
 	free(got);
@@ -128,7 +128,7 @@ static void states_must_change_cleared(void **state)
 	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_CHAUTHTOK, 0),
 			 PAM_SUCCESS);
 	mt_conv_free(&c);
-	got = mt_read(t->passdb, &len);
+	got = tu_read_file(t->passdb, &len);
 	assert_int_equal(len, strlen("alice:x:svc\n"));
 	assert_memory_equal(got, "alice:x:svc\n", len);
 	free(got);

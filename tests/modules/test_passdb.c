@@ -48,6 +48,7 @@
 
 #include "passdb.h"
 #include "passdb_ref.h"
+#include "testutil.h"
 
 static const char *self_exe; /* argv[0], for the fork worker */
 
@@ -140,25 +141,19 @@ static void putc_n(struct buf *b, char c, size_t n)
 }
 
 struct env {
-	char dir[PATH_MAX];
-	char path[PATH_MAX + 32];
+	char *dir;  /* private, below $TMPDIR */
+	char *path; /* <dir>/passdb */
 };
 
 static int setup(void **state)
 {
 	struct env *t = calloc(1, sizeof(*t));
-	const char *tmp = getenv("TMPDIR");
 
 	if (t == NULL) {
 		return -1;
 	}
-	snprintf(t->dir, sizeof(t->dir), "%s/pwrap-passdb.XXXXXX",
-		 tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
-	if (mkdtemp(t->dir) == NULL) {
-		free(t);
-		return -1;
-	}
-	snprintf(t->path, sizeof(t->path), "%s/passdb", t->dir);
+	t->dir = tu_mkdtemp("pwrap-passdb");
+	t->path = tu_path(t->dir, "passdb");
 	log_clear();
 	*state = t;
 	return 0;
@@ -167,106 +162,19 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct env *t = *state;
-	char cmd[PATH_MAX + 16];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->dir);
-	if (system(cmd) != 0) {
+	if (tu_rmtree_quiet(t->dir) != 0) {
 		fprintf(stderr, "cannot remove %s\n", t->dir);
 	}
+	free(t->dir);
+	free(t->path);
 	free(t);
 	log_clear();
 	return 0;
 }
 
-static void write_file(const char *path, const char *d, size_t n)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, d, n), (ssize_t)n);
-	assert_int_equal(close(fd), 0);
-}
-
-/* The whole file at PATH, malloc'd; *N its size. */
-static char *read_all(const char *path, size_t *n)
-{
-	struct stat st;
-	char *d;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	d = malloc((size_t)st.st_size + 1);
-	assert_non_null(d);
-	assert_int_equal(read(fd, d, (size_t)st.st_size), st.st_size);
-	close(fd);
-	*n = (size_t)st.st_size;
-	return d;
-}
-
-/* In a forked child: the default action for the signals cmocka catches,
- * so that a crash kills the child (which its parent sees) instead of
- * running the rest of the suite in it. */
-static void child_signals(void)
-{
-	static const int sigs[] = { SIGBUS, SIGSEGV, SIGFPE, SIGILL, SIGSYS,
-				    SIGABRT };
-
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		signal(sigs[i], SIG_DFL);
-	}
-}
-
-static void on_alarm(int sig)
-{
-	static const char msg[] = "timed out: opening or reading the passdb "
-				  "blocked\n";
-
-	(void)sig;
-	if (write(2, msg, sizeof(msg) - 1) < 0) {
-		/* nothing more to do */
-	}
-	_exit(124);
-}
-
-/* Arms a 10 s alarm that ends the test program with a message: a
- * regression fails instead of hanging. */
-static void alarm_arm(void)
-{
-	signal(SIGALRM, on_alarm);
-	alarm(10);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Waits up to SECS seconds for PID; kills it when it hangs.  Its exit
- * code, -1 for a hang, or -2 - N for death by signal N. */
-static int wait_bounded(pid_t pid, double secs)
-{
-	double end = now() + secs;
-	int st;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-
-		if (r == pid) {
-			return WIFEXITED(st) ? WEXITSTATUS(st)
-					     : -2 - WTERMSIG(st);
-		}
-		if (r < 0 || now() > end) {
-			kill(pid, SIGKILL);
-			(void)waitpid(pid, &st, 0);
-			return -1;
-		}
-		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
-	}
-}
+/* What ends a test whose passdb open or read blocks (tu_alarm). */
+#define BLOCKED_MSG "timed out: opening or reading the passdb blocked\n"
 
 /* ---- the reference reading ------------------------------------------ */
 
@@ -524,7 +432,7 @@ static void lookup_random(void **state)
 		while (b.n > PM_PASSDB_MAX) { /* the small build's bound */
 			random_passdb(&b, nlines /= 2, good);
 		}
-		write_file(t->path, b.d, b.n);
+		tu_write_file(t->path, b.d, b.n, 0644);
 		for (size_t u = 0; u < NUSERS; u++) {
 			snprintf(what, sizeof(what),
 				 "iteration %d (%zu bytes), user \"%s\"", it,
@@ -559,7 +467,7 @@ static void lookup_reports(void **state)
 	puts_(&b, "bob:");                   /* 11 bob's, long */
 	putc_n(&b, 'b', 9000);
 	puts_(&b, "\n:no:user");             /* 12 empty user, no '\n' */
-	write_file(t->path, b.d, b.n);
+	tu_write_file(t->path, b.d, b.n, 0644);
 
 	/* Found: only the lines that start with "alice:" before line 8. */
 	for (size_t i = 0; i < sizeof(who) / sizeof(who[0]); i++) {
@@ -599,7 +507,7 @@ static void lookup_reports(void **state)
 		pm_found_free(&f);
 	}
 	/* A well-formed file: nothing to report. */
-	write_file(t->path, "a:1:s\nb:2:s\n", 12);
+	tu_write_file(t->path, "a:1:s\nb:2:s\n", 12, 0644);
 	check_lookup(t->path, "a:1:s\nb:2:s\n", 12, "b", "good file");
 	free(b.d);
 }
@@ -637,7 +545,7 @@ static void lookup_lines(void **state)
 		char what[32];
 
 		snprintf(what, sizeof(what), "case %zu", i);
-		write_file(t->path, cases[i].data, cases[i].n);
+		tu_write_file(t->path, cases[i].data, cases[i].n, 0644);
 		check_lookup(t->path, cases[i].data, cases[i].n, cases[i].user,
 			     what);
 	}
@@ -733,7 +641,7 @@ static void lookup_read_edges(void **state)
 			if (kind != 6) {
 				filler(&b, 3 * PM_LINE_MAX);
 			}
-			write_file(t->path, b.d, b.n);
+			tu_write_file(t->path, b.d, b.n, 0644);
 			snprintf(what, sizeof(what),
 				 "kind %d at edge%+ld (file %zu bytes)", kind,
 				 d, b.n);
@@ -756,11 +664,11 @@ static void check_refused(const char *path, const char *reason)
 {
 	struct pm_found f = PM_FOUND_INIT;
 	char want[PATH_MAX + 128];
-	double t0 = now();
+	double t0 = tu_now();
 
 	snprintf(want, sizeof(want), "%s: %s", path, reason);
 	log_clear();
-	alarm_arm();
+	tu_alarm(10, BLOCKED_MSG);
 	assert_int_equal(pm_passdb_lookup(NULL, path, "alice", &f),
 			 PAM_AUTHINFO_UNAVAIL);
 	assert_false(f.found);
@@ -771,7 +679,7 @@ static void check_refused(const char *path, const char *reason)
 	assert_one_log(want);
 	alarm(0);
 	log_clear();
-	assert_true(now() - t0 < 1.0);
+	assert_true(tu_now() - t0 < 1.0);
 }
 
 /* A FIFO: open() must not wait for a writer, nor reading for data. */
@@ -909,42 +817,19 @@ static void inplace_rewrite(void **state)
 
 	inplace_content(&a, 'A');
 	inplace_content(&b, 'B');
-	write_file(t->path, a.d, a.n);
-	writer = fork();
-	assert_true(writer >= 0);
-	if (writer == 0) {
-		child_signals();
-		for (unsigned round = 0;; round++) {
-			const struct buf *v = round % 2 ? &b : &a;
-			int fd = open(t->path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-
-			if (fd < 0) {
-				_exit(3);
-			}
-			for (size_t off = 0; off < v->n; off += 65536) {
-				size_t n = v->n - off < 65536 ? v->n - off
-							      : 65536;
-
-				if (write(fd, v->d + off, n) != (ssize_t)n) {
-					_exit(4);
-				}
-			}
-			close(fd);
-			/* whole for a moment, so that some lookups find zed */
-			nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
-		}
-	}
+	tu_write_file(t->path, a.d, a.n, 0644);
+	writer = tu_rewriter_start(t->path, a.d, a.n, b.d, b.n);
 	worker = fork();
 	assert_true(worker >= 0);
 	if (worker == 0) {
 		/* no cmocka assertions in the child */
-		double end = now() + 2.0;
+		double end = tu_now() + 2.0;
 		unsigned long n = 0, hits = 0;
 		int bad = 0;
 
-		child_signals();
+		tu_child_signals();
 		log_off = true;
-		while (now() < end || n < 20) {
+		while (tu_now() < end || n < 20) {
 			struct pm_found f = PM_FOUND_INIT;
 			int rv = pm_passdb_lookup(NULL, t->path, "zed", &f);
 
@@ -966,9 +851,8 @@ static void inplace_rewrite(void **state)
 		free(b.d);
 		_exit(bad ? 1 : 0);
 	}
-	st = wait_bounded(worker, 60.0);
-	kill(writer, SIGKILL);
-	assert_int_equal(waitpid(writer, NULL, 0), writer);
+	st = tu_wait_bounded(worker, 60.0);
+	tu_kill_wait(writer);
 	free(a.d);
 	free(b.d);
 	if (st <= -2) {
@@ -1040,7 +924,7 @@ static int fork_worker(const char *path)
 
 			_exit(ok ? 0 : 1);
 		}
-		switch (wait_bounded(pid, 10.0)) {
+		switch (tu_wait_bounded(pid, 10.0)) {
 		case 0:
 			break;
 		case 1:
@@ -1085,7 +969,7 @@ static void fork_first_lookups(void **state)
 		snprintf(line, sizeof(line), "user%07u:pass%07u:svc\n", i, i);
 		puts_(&b, line);
 	}
-	write_file(t->path, b.d, b.n);
+	tu_write_file(t->path, b.d, b.n, 0644);
 	free(b.d);
 	for (int round = 0; round < 5; round++) {
 		pid_t pid = fork();
@@ -1097,7 +981,7 @@ static void fork_first_lookups(void **state)
 			      (char *)NULL);
 			_exit(127);
 		}
-		rc = wait_bounded(pid, 60.0);
+		rc = tu_wait_bounded(pid, 60.0);
 		if (rc != 0) {
 			fail_msg("round %d: worker says %d (1: a lookup "
 				 "failed, 2: a forked child hung or died, -1: "
@@ -1119,7 +1003,7 @@ static void set_password_reports(void **state)
 	char expect[PATH_MAX + 128];
 	struct pm_found f = PM_FOUND_INIT;
 
-	write_file(t->path, orig, sizeof(orig) - 1);
+	tu_write_file(t->path, orig, sizeof(orig) - 1, 0644);
 	assert_int_equal(pm_passdb_set_password(NULL, t->path, "alice", "n3w"),
 			 PAM_SUCCESS);
 	snprintf(expect, sizeof(expect),
@@ -1130,7 +1014,7 @@ static void set_password_reports(void **state)
 	log_clear();
 	{
 		size_t n;
-		char *got = read_all(t->path, &n);
+		char *got = tu_read_file(t->path, &n);
 
 		assert_int_equal(n, sizeof(want) - 1);
 		assert_memory_equal(got, want, n);

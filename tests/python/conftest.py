@@ -6,12 +6,16 @@
 # process can change the service directory between transactions.  The
 # suite is meant to run under ctest (tests/python/CMakeLists.txt), which
 # preloads the wrapper into this python and puts our build first on
-# PYTHONPATH.
+# PYTHONPATH.  The directories and files come from the shared
+# tests/pytest_common/pwrap_fixtures.py.
 import os
-import shutil
-import tempfile
+import sys
 
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "pytest_common"))
+from pwrap_fixtures import TempDir, make_temp_dir  # noqa: E402,F401
 
 
 def our_module(name):
@@ -20,48 +24,21 @@ def our_module(name):
     return os.path.join(moddir, name) if moddir else name
 
 
-class ServiceDir:
-    """A private PAM_WRAPPER_SERVICE_DIR with helpers to fill it."""
+class ServiceDir(TempDir):
+    """A private PAM_WRAPPER_SERVICE_DIR (0755) with helpers to fill it
+    (file, service, passdb: see TempDir); path is a str."""
 
     def __init__(self):
-        self.path = tempfile.mkdtemp(prefix="pypamtest-")
-        os.chmod(self.path, 0o755)
-
-    def file(self, name, text):
-        """Writes name below the directory; returns its path."""
-        path = os.path.join(self.path, name)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-        return path
-
-    def service(self, name, *lines):
-        """Writes the service file name from stack lines."""
-        return self.file(name, "".join(line + "\n" for line in lines))
-
-    def passdb(self, *entries):
-        """A pam_matrix passdb of (user, password, service) entries."""
-        return self.file("passdb", "".join(":".join(e) + "\n" for e in entries))
+        super().__init__("pypamtest-")
 
     def activate(self):
         os.environ["PAM_WRAPPER_SERVICE_DIR"] = self.path
 
-    def remove(self):
-        shutil.rmtree(self.path, ignore_errors=True)
-
 
 @pytest.fixture
-def make_service_dir():
+def make_service_dir(make_temp_dir):
     """Factory of extra service directories (removed after the test)."""
-    made = []
-
-    def make():
-        sd = ServiceDir()
-        made.append(sd)
-        return sd
-
-    yield make
-    for sd in made:
-        sd.remove()
+    return lambda: make_temp_dir(ServiceDir)
 
 
 @pytest.fixture

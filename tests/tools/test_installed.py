@@ -5,39 +5,22 @@ modules on their own (no PWRAP_* or PAM_WRAPPER_* variables) and the man
 pages and example scenarios must be in place."""
 import glob
 import os
-import shutil
-import subprocess
-import tempfile
 
 import pytest
 
-from tools_helpers import APP, sanitizer_preload
-
-BUILD = os.environ.get("PWRAP_BUILD_DIR")
-CMAKE = os.environ.get("PWRAP_CMAKE", "cmake")
+from tools_helpers import (APP, child_env, cmake_installed, run,
+                           sanitizer_preload, temp_dir)
 
 
 @pytest.fixture(scope="module")
 def prefix():
-    if not BUILD:
-        pytest.skip("PWRAP_BUILD_DIR is not set")
-    d = tempfile.mkdtemp(prefix="tools-install.", dir=os.environ.get("TMPDIR", "/tmp"))
-    try:
-        subprocess.run([CMAKE, "--install", BUILD, "--prefix", d], check=True,
-                       stdout=subprocess.DEVNULL)
+    with cmake_installed("tools-install.") as d:
         yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
 
 
 def clean_env(tmpdir):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PWRAP_", "PAM_WRAPPER", "PAM_MATRIX", "NSS_WRAPPER"))
-           and k != "LD_PRELOAD"}
-    env["TMPDIR"] = tmpdir
-    if sanitizer_preload():
-        env["LD_PRELOAD"] = sanitizer_preload()
-    return env
+    return child_env(("PWRAP_", "PAM_WRAPPER", "PAM_MATRIX", "NSS_WRAPPER"),
+                     TMPDIR=tmpdir, LD_PRELOAD=sanitizer_preload() or None)
 
 
 def test_files_are_installed(prefix):
@@ -49,22 +32,16 @@ def test_files_are_installed(prefix):
 
 
 def test_installed_tools_find_the_installed_wrapper(prefix):
-    tmp = tempfile.mkdtemp(prefix="tools-inst-run.", dir=os.environ.get("TMPDIR", "/tmp"))
-    try:
+    with temp_dir("tools-inst-run.") as tmp:
         env = clean_env(tmp)
-        r = subprocess.run([os.path.join(prefix, "bin/pam_wrapper"), "-u", "bob:secret:svc",
-                            "/bin/sh", "-c", 'echo "$LD_PRELOAD"'],
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        r = run([os.path.join(prefix, "bin/pam_wrapper"), "-u", "bob:secret:svc",
+                 "/bin/sh", "-c", 'echo "$LD_PRELOAD"'], env, timeout=120)
         assert r.returncode == 0, r.stderr
         assert r.stdout.strip().split(":")[-1].startswith(prefix + "/")
-        r = subprocess.run([os.path.join(prefix, "bin/pam_wrapper"), "-u", "bob:secret:svc",
-                            APP, "svc", "bob", "secret"],
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        r = run([os.path.join(prefix, "bin/pam_wrapper"), "-u", "bob:secret:svc",
+                 APP, "svc", "bob", "secret"], env, timeout=120)
         assert r.returncode == 0, r.stdout + r.stderr
         scen = sorted(glob.glob(os.path.join(prefix, "share/doc/*/examples/scenarios/*.pamtest")))
-        r = subprocess.run([os.path.join(prefix, "bin/pamtest"), "-f", "tap", *scen],
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        r = run([os.path.join(prefix, "bin/pamtest"), "-f", "tap", *scen], env, timeout=120)
         assert r.returncode == 0, r.stdout + r.stderr
         assert os.listdir(tmp) == []
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)

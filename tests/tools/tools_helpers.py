@@ -3,10 +3,14 @@
 to run them with a private $TMPDIR and without any wrapper variables from
 the calling environment.  In sanitizer builds the sanitizer runtimes of
 PWRAP_PRELOAD are preloaded into the tools so that the uninstrumented
-programs the launcher wraps can load the instrumented wrapper.
+programs the launcher wraps can load the instrumented wrapper.  The
+generic parts (environments, running, writing files) are the shared
+tests/pytest_common/pwrap_fixtures.py's, which conftest.py puts on sys.path.
 """
 import os
-import subprocess
+
+from pwrap_fixtures import (child_env, cmake_installed, run,  # noqa: F401
+                            sanitizer_preload, temp_dir, write_file)
 
 SRC = os.environ.get("PWRAP_SOURCE_DIR",
                      os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -17,11 +21,8 @@ EXAMPLES = os.path.join(SRC, "examples", "scenarios")
 LAUNCHER = os.path.join(BIN, "pam_wrapper")
 PAMTEST = os.path.join(BIN, "pamtest")
 
-
-def sanitizer_preload():
-    """The sanitizer runtimes of PWRAP_PRELOAD (empty in normal builds)."""
-    parts = [p for p in os.environ.get("PWRAP_PRELOAD", "").split(":") if p]
-    return ":".join(p for p in parts if os.path.basename(p) != os.path.basename(LIB))
+# Variables of the calling environment a tool must not see.
+WRAPPER_VARS = ("PAM_WRAPPER", "NSS_WRAPPER", "PAM_MATRIX", "PAMTEST")
 
 
 class Env:
@@ -29,23 +30,12 @@ class Env:
         self.tmpdir = tmpdir
 
     def env(self, **extra):
-        e = {k: v for k, v in os.environ.items()
-             if not k.startswith(("PAM_WRAPPER", "NSS_WRAPPER", "PAM_MATRIX", "PAMTEST"))
-             and k != "LD_PRELOAD"}
-        e["TMPDIR"] = self.tmpdir
-        san = sanitizer_preload()
-        if san:
-            e["LD_PRELOAD"] = san
-        for k, v in extra.items():
-            if v is None:
-                e.pop(k, None)
-            else:
-                e[k] = v
-        return e
+        values = {"TMPDIR": self.tmpdir, "LD_PRELOAD": sanitizer_preload() or None}
+        values.update(extra)
+        return child_env(WRAPPER_VARS, **values)
 
     def run(self, argv, input=None, timeout=60, **extra):
-        return subprocess.run(argv, env=self.env(**extra), input=input, timeout=timeout,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return run(argv, self.env(**extra), stdin_text=input, timeout=timeout)
 
     def launcher(self, *args, **extra):
         return self.run([LAUNCHER, *args], **extra)
@@ -55,13 +45,3 @@ class Env:
 
     def leftovers(self):
         return sorted(os.listdir(self.tmpdir))
-
-
-
-def write_file(d, name, text):
-    """Write text to d/name (creating directories); returns the path."""
-    path = os.path.join(d, name)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
-    return path

@@ -63,15 +63,13 @@
 
 #include <cmocka.h>
 
-#include "test_common.h"
+#include "testutil.h"
 
 #ifndef PWRAP_DIFF_CLIENT
 #error PWRAP_DIFF_CLIENT (path of pwrap_diff_client) must be defined
 #endif
 
 #define RUN_TIMEOUT_MS 5000
-
-extern char **environ;
 
 struct dfile {
 	const char *name;
@@ -536,69 +534,33 @@ static struct buf expand(const struct dfile *f, const char *dir)
 static void write_bytes(const char *dir, const char *name, const char *p,
 			size_t len)
 {
-	char *path = pt_path(dir, name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	char *path = tu_path(dir, name);
 
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, p, len), (ssize_t)len);
-	assert_int_equal(close(fd), 0);
+	tu_write_file(path, p, len, 0644);
 	free(path);
 }
 
 static char **make_env(bool wrapped)
 {
-	size_t n = 0, i, j = 0;
-	char **env;
+	static const char *const drop[] = { "TMPDIR=", "PAM_WRAPPER",
+					    "LD_PRELOAD=", "ASAN_OPTIONS=",
+					    NULL };
+	const char *a = getenv("ASAN_OPTIONS");
+	char **env = tu_env_copy(drop);
 
-	while (environ[n] != NULL) {
-		n++;
-	}
-	env = calloc(n + 5, sizeof(*env));
-	assert_non_null(env);
-	for (i = 0; i < n; i++) {
-		if (strncmp(environ[i], "TMPDIR=", 7) != 0 &&
-		    strncmp(environ[i], "PAM_WRAPPER", 11) != 0 &&
-		    strncmp(environ[i], "LD_PRELOAD=", 11) != 0 &&
-		    strncmp(environ[i], "ASAN_OPTIONS=", 13) != 0) {
-			env[j++] = strdup(environ[i]);
-		}
-	}
 	/* In the sanitizer build the client is instrumented: a crash of
 	 * libpam must still end it by the signal these cases look for. */
-	{
-		const char *a = getenv("ASAN_OPTIONS");
-
-		assert_true(asprintf(&env[j++], "ASAN_OPTIONS=%s%shandle_segv=0",
-				     a ? a : "", a && *a ? ":" : "") > 0);
-	}
-	assert_true(asprintf(&env[j++], "TMPDIR=%s", G.work) > 0);
+	tu_env_add(&env, "ASAN_OPTIONS=%s%shandle_segv=0", a ? a : "",
+		   a && *a ? ":" : "");
+	tu_env_add(&env, "TMPDIR=%s", G.work);
 	if (wrapped) {
 		const char *pre = getenv("PWRAP_PRELOAD");
 
 		assert_non_null(pre);
-		assert_true(asprintf(&env[j++], "LD_PRELOAD=%s", pre) > 0);
-		env[j++] = strdup("PAM_WRAPPER=1");
+		tu_env_add(&env, "LD_PRELOAD=%s", pre);
+		tu_env_add(&env, "PAM_WRAPPER=1");
 	}
-	env[j] = NULL;
 	return env;
-}
-
-static void free_env(char **env)
-{
-	size_t i;
-
-	for (i = 0; env != NULL && env[i] != NULL; i++) {
-		free(env[i]);
-	}
-	free(env);
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*
@@ -614,10 +576,9 @@ static char *run_client(bool wrapped, const char *dir, const char *service,
 			 (char *)(wrapped ? "start" : "confdir"), (char *)dir,
 			 (char *)service, NULL };
 	char **env = make_env(wrapped);
-	char *pwdir = NULL;
 	posix_spawn_file_actions_t fa;
 	struct buf out = { NULL, 0, 0 };
-	long long start = now_ms(), deadline = start + RUN_TIMEOUT_MS;
+	long long start = tu_now_ms(), deadline = start + RUN_TIMEOUT_MS;
 	bool hung = false;
 	char *res = NULL;
 	int p[2];
@@ -626,17 +587,7 @@ static char *run_client(bool wrapped, const char *dir, const char *service,
 
 	/* the wrapped client's PAM_WRAPPER_SERVICE_DIR is the case's dir */
 	if (wrapped) {
-		size_t n = 0;
-
-		while (env[n] != NULL) {
-			n++;
-		}
-		env = realloc(env, (n + 2) * sizeof(*env));
-		assert_non_null(env);
-		assert_true(asprintf(&pwdir, "PAM_WRAPPER_SERVICE_DIR=%s",
-				     dir) > 0);
-		env[n] = pwdir;
-		env[n + 1] = NULL;
+		tu_env_add(&env, "PAM_WRAPPER_SERVICE_DIR=%s", dir);
 	}
 	buf_add(&out, "", 0);
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
@@ -651,7 +602,7 @@ static char *run_client(bool wrapped, const char *dir, const char *service,
 
 	for (;;) {
 		struct pollfd pfd = { p[0], POLLIN, 0 };
-		long long left = deadline - now_ms();
+		long long left = deadline - tu_now_ms();
 		char chunk[4096];
 		ssize_t n;
 
@@ -682,7 +633,7 @@ static char *run_client(bool wrapped, const char *dir, const char *service,
 		/* stdout closed: the process is ending; give it the rest of
 		 * the time to do so (a stdout closed early is a hang too) */
 		while (waitpid(pid, &st, WNOHANG) == 0) {
-			if (now_ms() >= deadline) {
+			if (tu_now_ms() >= deadline) {
 				hung = true;
 				break;
 			}
@@ -705,9 +656,9 @@ static char *run_client(bool wrapped, const char *dir, const char *service,
 		res = strdup(out.p);
 	}
 	assert_non_null(res);
-	*ms = now_ms() - start;
+	*ms = tu_now_ms() - start;
 	free(out.p);
-	free_env(env);
+	tu_env_free(env);
 	return res;
 }
 
@@ -740,7 +691,7 @@ static void outcome_free(struct outcome *o)
 {
 	unlink(o->errlog[0]);
 	unlink(o->errlog[1]);
-	pt_rmtree(o->dir);
+	tu_rmtree(o->dir);
 	free(o->errlog[0]);
 	free(o->errlog[1]);
 	free(o->dir);
@@ -756,7 +707,7 @@ static struct outcome run_case(const struct dcase *c)
 	size_t i;
 
 	memset(&o, 0, sizeof(o));
-	o.dir = pt_mkdtemp();
+	o.dir = tu_mkdtemp("pwrap-test");
 	for (i = 0; i < 4 && c->files[i].name != NULL; i++) {
 		struct buf b = expand(&c->files[i], o.dir);
 
@@ -779,7 +730,7 @@ static void report(const struct dcase *c, const struct outcome *o)
 	print_message("case %s (service %s) in %s\n", c->name,
 		      c->service ? c->service : "svc", o->dir);
 	for (i = 0; i < 4 && c->files[i].name != NULL; i++) {
-		char *p = pt_path(o->dir, c->files[i].name);
+		char *p = tu_path(o->dir, c->files[i].name);
 
 		show_file(c->files[i].name, p);
 		free(p);
@@ -899,7 +850,7 @@ static int group_setup(void **state)
 		fprintf(stderr, "no module directory %s\n", G.moddir);
 		return -1;
 	}
-	G.work = pt_mkdtemp();
+	G.work = tu_mkdtemp("pwrap-test");
 	return 0;
 }
 
@@ -907,7 +858,7 @@ static int group_teardown(void **state)
 {
 	(void)state;
 	if (G.work != NULL) {
-		pt_rmtree(G.work);
+		tu_rmtree(G.work);
 		free(G.work);
 		G.work = NULL;
 	}

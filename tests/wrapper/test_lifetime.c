@@ -36,9 +36,7 @@
 
 #include <cmocka.h>
 
-#include "test_common.h"
-
-extern char **environ;
+#include "testutil.h"
 
 #define STEP_MS 20000		/* longest any child may take */
 #define MAX_KIDS 16
@@ -65,16 +63,16 @@ static int setup(void **state)
 	char *svc = NULL;
 
 	assert_non_null(c);
-	c->tmp = pt_mkdtemp();
-	c->svc = pt_mkdtemp();
-	c->data = pt_mkdtemp();
+	c->tmp = tu_mkdtemp("pwrap-test");
+	c->svc = tu_mkdtemp("pwrap-test");
+	c->data = tu_mkdtemp("pwrap-test");
 	/* alice is allowed, bob is not; an override (passdb2) swaps them */
-	pt_write_file(c->data, "passdb", "alice:secret:" SERVICE "\n");
-	pt_write_file(c->data, "passdb2", "bob:secret:" SERVICE "\n");
+	tu_write_text(c->data, "passdb", "alice:secret:" SERVICE "\n");
+	tu_write_text(c->data, "passdb2", "bob:secret:" SERVICE "\n");
 	assert_true(asprintf(&svc, "auth required pam_matrix.so passdb=%s/passdb\n"
 			     "account required pam_matrix.so passdb=%s/passdb\n",
 			     c->data, c->data) > 0);
-	pt_write_file(c->svc, SERVICE, svc);
+	tu_write_text(c->svc, SERVICE, svc);
 	free(svc);
 	*state = c;
 	return 0;
@@ -126,9 +124,9 @@ static int teardown(void **state)
 		kill(left[i], SIGKILL);
 		reap(left[i]);
 	}
-	pt_rmtree(c->tmp);
-	pt_rmtree(c->svc);
-	pt_rmtree(c->data);
+	tu_rmtree(c->tmp);
+	tu_rmtree(c->svc);
+	tu_rmtree(c->data);
 	free(c->tmp);
 	free(c->svc);
 	free(c->data);
@@ -156,47 +154,27 @@ static char *client_path(void)
  * (unless NULL) and the NULL-terminated `extra` list. */
 static char **make_env(const struct ctx *c, const char *preload, ...)
 {
-	size_t n = 0, j = 0;
+	static const char *const drop[] = { "TMPDIR=", "PAM_WRAPPER",
+					    "UID_WRAPPER", "LD_PRELOAD=",
+					    NULL };
+	char **env = tu_env_copy(drop);
 	const char *e;
 	va_list ap;
-	char **env;
 
-	while (environ[n] != NULL) {
-		n++;
-	}
-	env = calloc(n + 16, sizeof(*env));
-	assert_non_null(env);
-	for (size_t i = 0; i < n; i++) {
-		if (strncmp(environ[i], "TMPDIR=", 7) != 0 &&
-		    strncmp(environ[i], "PAM_WRAPPER", 11) != 0 &&
-		    strncmp(environ[i], "UID_WRAPPER", 11) != 0 &&
-		    strncmp(environ[i], "LD_PRELOAD=", 11) != 0) {
-			env[j++] = strdup(environ[i]);
-		}
-	}
-	assert_true(asprintf(&env[j++], "TMPDIR=%s", c->tmp) > 0);
-	assert_true(asprintf(&env[j++], "PAM_WRAPPER_SERVICE_DIR=%s", c->svc) > 0);
-	assert_true(asprintf(&env[j++], "PWRAP_LT_REPORT=%s/report", c->data) > 0);
-	env[j++] = strdup("PAM_WRAPPER=1");
-	env[j++] = strdup("PWRAP_CLIENT_PASSWORD=secret");
+	tu_env_add(&env, "TMPDIR=%s", c->tmp);
+	tu_env_add(&env, "PAM_WRAPPER_SERVICE_DIR=%s", c->svc);
+	tu_env_add(&env, "PWRAP_LT_REPORT=%s/report", c->data);
+	tu_env_add(&env, "PAM_WRAPPER=1");
+	tu_env_add(&env, "PWRAP_CLIENT_PASSWORD=secret");
 	if (preload != NULL) {
-		assert_true(asprintf(&env[j++], "LD_PRELOAD=%s", preload) > 0);
+		tu_env_add(&env, "LD_PRELOAD=%s", preload);
 	}
 	va_start(ap, preload);
-	while ((e = va_arg(ap, const char *)) != NULL && j < n + 15) {
-		env[j++] = strdup(e);
+	while ((e = va_arg(ap, const char *)) != NULL) {
+		tu_env_add(&env, "%s", e);
 	}
 	va_end(ap);
-	env[j] = NULL;
 	return env;
-}
-
-static void free_env(char **env)
-{
-	for (size_t i = 0; env[i] != NULL; i++) {
-		free(env[i]);
-	}
-	free(env);
 }
 
 /* ---- children ----------------------------------------------------------- */
@@ -304,7 +282,7 @@ static void close_child(struct child *k)
 /* What the client wrote to $PWRAP_LT_REPORT (or ""), malloc'd. */
 static char *client_report(const struct ctx *c)
 {
-	char *r = pt_read_file_at(c->data, "report");
+	char *r = tu_read_at(c->data, "report");
 
 	return r != NULL ? r : strdup("");
 }
@@ -419,13 +397,13 @@ static void write_override(const struct ctx *c, const char *rundir)
 
 	assert_true(asprintf(&text, "auth required pam_matrix.so passdb=%s/passdb2\n",
 			     c->data) > 0);
-	pt_write_file(rundir, SERVICE, text);
+	tu_write_text(rundir, SERVICE, text);
 	free(text);
 }
 
 static void expect_tmpdir_empty(const struct ctx *c, const char *why)
 {
-	int n = pt_count_entries(c->tmp);
+	int n = tu_count_entries(c->tmp, false);
 
 	if (n != 0) {
 		char *cmd = NULL;
@@ -488,7 +466,7 @@ static const char *const *ns_flags(struct ctx *c)
 		argv[n++] = "/bin/true";
 		argv[n] = NULL;
 		pid = start(c, (char *const *)argv, env, IO_INHERIT, -1).pid;
-		free_env(env);
+		tu_env_free(env);
 		if (!finish(c, pid, STEP_MS, &st)) {
 			kill_kid(c, pid);
 			continue;
@@ -588,7 +566,7 @@ static void test_pidns_inside_spares_outside(void **state)
 	holder = start(c, holder_argv, env_w, IO_PIPES, -1);
 	rundir = must_ready(c, &holder, &hpid);
 	top = top_of(rundir);
-	ovr = pt_path(rundir, SERVICE);
+	ovr = tu_path(rundir, SERVICE);
 	write_override(c, rundir);
 
 	/* a fresh wrapped process in a new PID namespace: it sweeps */
@@ -611,8 +589,8 @@ static void test_pidns_inside_spares_outside(void **state)
 	free(rundir);
 	free(top);
 	free(ovr);
-	free_env(env_w);
-	free_env(env_ns);
+	tu_env_free(env_w);
+	tu_env_free(env_ns);
 	free(client);
 }
 
@@ -657,7 +635,7 @@ static void test_pidns_outside_spares_inside(void **state)
 	holder = start(c, (char *const *)argv, env_ns, IO_PIPES, -1);
 	rundir = must_ready(c, &holder, &hpid);
 	top = top_of(rundir);
-	ovr = pt_path(rundir, SERVICE);
+	ovr = tu_path(rundir, SERVICE);
 	write_override(c, rundir);
 	if (hpid != want || kill((pid_t)hpid, 0) == 0 || errno != ESRCH) {
 		print_message("note: the process in the namespace has pid %ld, "
@@ -683,8 +661,8 @@ static void test_pidns_outside_spares_inside(void **state)
 	free(rundir);
 	free(top);
 	free(ovr);
-	free_env(env_w);
-	free_env(env_ns);
+	tu_env_free(env_w);
+	tu_env_free(env_ns);
 	free(client);
 }
 
@@ -728,7 +706,7 @@ static void test_pid1_wait_loop_returns(void **state)
 	expect_tmpdir_empty(c, "after PID 1 exited normally");
 	free(owned[0]);
 	free(owned[1]);
-	free_env(env_ns);
+	tu_env_free(env_ns);
 }
 
 /* The contract behind defect 3 without namespaces: as a child subreaper we
@@ -748,7 +726,7 @@ static void test_no_helper_process(void **state)
 
 	if (children_of(getpid(), ours, 64) < 0) {
 		free(client);
-		free_env(env);
+		tu_env_free(env);
 		print_message("skipped: /proc/PID/task/TID/children is not "
 			      "available (CONFIG_PROC_CHILDREN)\n");
 		skip();
@@ -775,7 +753,7 @@ static void test_no_helper_process(void **state)
 	assert_int_equal(n_theirs, 0);
 	expect_tmpdir_empty(c, "after a normal exit");
 	free(rundir);
-	free_env(env);
+	tu_env_free(env);
 	free(client);
 }
 
@@ -812,7 +790,7 @@ static void test_closed_stdio(void **state)
 		fail();
 	}
 	expect_tmpdir_empty(c, "after a normal exit");
-	free_env(env);
+	tu_env_free(env);
 	free(client);
 }
 
@@ -901,8 +879,8 @@ static void uid_wrapper_case(struct ctx *c, const char *sweeper)
 	free(rundir);
 	free(top);
 	free(preload);
-	free_env(env_w);
-	free_env(env_uid);
+	tu_env_free(env_w);
+	tu_env_free(env_uid);
 	free(client);
 	free(uid_client);
 }
@@ -935,7 +913,7 @@ static void closer_case(struct ctx *c, const char *closer, bool dup)
 			 "cloexec", dup ? "dupok" : "dir", "sync", NULL };
 	char *sweep_argv[] = { client, SERVICE, "ok:alice", NULL };
 	char **env = make_env(c, getenv("PWRAP_PRELOAD"), NULL);
-	char *errpath = pt_path(c->data, "stderr");
+	char *errpath = tu_path(c->data, "stderr");
 	int errfd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	struct child holder;
 	char *dir1, *dir2, *top2, *err, *what = NULL;
@@ -967,7 +945,7 @@ static void closer_case(struct ctx *c, const char *closer, bool dup)
 	go(&holder);
 	expect_success(c, holder.pid, what);
 	close_child(&holder);
-	err = pt_read_file_at(c->data, "stderr");
+	err = tu_read_at(c->data, "stderr");
 	assert_non_null(err);
 	if (strstr(err, "PWRAP_ERROR") != NULL) {
 		fail_msg("PWRAP_ERROR after the program's %s:\n%s", closer, err);
@@ -979,7 +957,7 @@ static void closer_case(struct ctx *c, const char *closer, bool dup)
 	free(top2);
 	free(errpath);
 	free(what);
-	free_env(env);
+	tu_env_free(env);
 	free(client);
 }
 

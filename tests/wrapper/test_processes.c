@@ -33,9 +33,7 @@
 
 #include <cmocka.h>
 
-#include "test_common.h"
-
-extern char **environ;
+#include "testutil.h"
 
 struct ctx {
 	char *tmp;	/* the children's TMPDIR */
@@ -45,47 +43,21 @@ struct ctx {
 
 static char **make_env(const struct ctx *c, bool enabled)
 {
-	size_t n = 0, i, j = 0;
-	char **env;
+	const char *const extra[] = {
+		"PWRAP_CLIENT_PASSWORD=secret",
+		enabled ? NULL : "PAM_WRAPPER_UNUSED=1", NULL
+	};
 
-	while (environ[n] != NULL) {
-		n++;
-	}
-	env = calloc(n + 8, sizeof(*env));
-	assert_non_null(env);
-	for (i = 0; i < n; i++) {
-		if (strncmp(environ[i], "TMPDIR=", 7) != 0 &&
-		    strncmp(environ[i], "PAM_WRAPPER", 11) != 0 &&
-		    strncmp(environ[i], "LD_PRELOAD=", 11) != 0) {
-			env[j++] = strdup(environ[i]);
-		}
-	}
-	assert_true(asprintf(&env[j++], "TMPDIR=%s", c->tmp) > 0);
-	assert_true(asprintf(&env[j++], "PAM_WRAPPER_SERVICE_DIR=%s", c->svc) > 0);
-	assert_true(asprintf(&env[j++], "LD_PRELOAD=%s", getenv("PWRAP_PRELOAD")) > 0);
-	env[j++] = strdup(enabled ? "PAM_WRAPPER=1" : "PAM_WRAPPER_UNUSED=1");
-	env[j++] = strdup("PWRAP_CLIENT_PASSWORD=secret");
-	env[j] = NULL;
-	return env;
-}
-
-static void free_env(char **env)
-{
-	size_t i;
-
-	for (i = 0; env[i] != NULL; i++) {
-		free(env[i]);
-	}
-	free(env);
+	return tu_env_wrapped(c->tmp, c->svc, enabled ? "1" : NULL, extra);
 }
 
 static int setup(void **state)
 {
 	struct ctx *c = calloc(1, sizeof(*c));
 
-	c->tmp = pt_mkdtemp();
-	c->svc = pt_mkdtemp();
-	pt_write_file(c->svc, "permit", "auth required pam_permit.so\n"
+	c->tmp = tu_mkdtemp("pwrap-test");
+	c->svc = tu_mkdtemp("pwrap-test");
+	tu_write_text(c->svc, "permit", "auth required pam_permit.so\n"
 		      "account required pam_permit.so\n");
 	c->env = make_env(c, true);
 	*state = c;
@@ -96,11 +68,11 @@ static int teardown(void **state)
 {
 	struct ctx *c = *state;
 
-	pt_rmtree(c->tmp);
-	pt_rmtree(c->svc);
+	tu_rmtree(c->tmp);
+	tu_rmtree(c->svc);
 	free(c->tmp);
 	free(c->svc);
-	free_env(c->env);
+	tu_env_free(c->env);
 	free(c);
 	return 0;
 }
@@ -114,37 +86,11 @@ static char *client_path(void)
 	return p;
 }
 
-/* Spawns argv with env; stdout to *out_fd when out_fd is given. */
+/* Spawns argv with env; stdout to *out_fd when out_fd is given, else (and
+ * stderr) ours. */
 static pid_t spawn(char *const argv[], char **env, int *out_fd)
 {
-	posix_spawn_file_actions_t fa;
-	int p[2] = { -1, -1 };
-	pid_t pid;
-
-	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-	if (out_fd != NULL) {
-		assert_int_equal(pipe(p), 0);
-		posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-		posix_spawn_file_actions_addclose(&fa, p[0]);
-		posix_spawn_file_actions_addclose(&fa, p[1]);
-	}
-	assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, env), 0);
-	posix_spawn_file_actions_destroy(&fa);
-	if (out_fd != NULL) {
-		close(p[1]);
-		*out_fd = p[0];
-	}
-	return pid;
-}
-
-static int wait_status(pid_t pid)
-{
-	int st;
-
-	while (waitpid(pid, &st, 0) < 0) {
-		assert_int_equal(errno, EINTR);
-	}
-	return st;
+	return tu_spawn(argv, env, out_fd, NULL, -1, TU_SPAWN_INHERIT);
 }
 
 /* Entries of dir whose name starts with prefix. */
@@ -228,11 +174,11 @@ static void test_no_work_without_pam(void **state)
 
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
-	assert_true(WIFEXITED(wait_status(pid)));
+	assert_true(WIFEXITED(tu_wait(pid)));
 	assert_true(n > 0);
 	/* nothing in TMPDIR while it ran, and no runtime dir exported */
 	assert_string_equal(buf, "unset\n");
-	assert_int_equal(pt_count_entries(c->tmp), 0);
+	assert_int_equal(tu_count_entries(c->tmp, false), 0);
 }
 
 static void run_client_end(struct ctx *c, const char *end, bool sync_clean)
@@ -240,12 +186,12 @@ static void run_client_end(struct ctx *c, const char *end, bool sync_clean)
 	char *client = client_path();
 	char *argv[] = { client, "permit", "alice", "auth,acct", (char *)end,
 			 NULL };
-	int st = wait_status(spawn(argv, c->env, NULL));
+	int st = tu_wait(spawn(argv, c->env, NULL));
 
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	if (sync_clean) {
-		assert_int_equal(pt_count_entries(c->tmp), 0);
+		assert_int_equal(tu_count_entries(c->tmp, false), 0);
 	} else {
 		assert_swept_by_next(c);
 	}
@@ -258,11 +204,12 @@ static void assert_swept_by_next(struct ctx *c)
 	char *argv[] = { client, "permit", "alice", "auth", "exit", NULL };
 	int st;
 
-	assert_int_equal(pt_count_entries(c->tmp), 1);	/* the dead one's */
-	st = wait_status(spawn(argv, c->env, NULL));
+	/* the dead one's */
+	assert_int_equal(tu_count_entries(c->tmp, false), 1);
+	st = tu_wait(spawn(argv, c->env, NULL));
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
-	assert_int_equal(pt_count_entries(c->tmp), 0);
+	assert_int_equal(tu_count_entries(c->tmp, false), 0);
 	free(client);
 }
 
@@ -297,7 +244,7 @@ static void test_clean_without_stdio(void **state)
 	posix_spawn_file_actions_addclose(&fa, 1);
 	assert_int_equal(posix_spawn(&pid, client, &fa, NULL, argv, c->env), 0);
 	posix_spawn_file_actions_destroy(&fa);
-	st = wait_status(pid);
+	st = tu_wait(pid);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);	/* it did authenticate */
 	assert_swept_by_next(c);
@@ -326,7 +273,8 @@ static void kill_hanging_client(struct ctx *c, int depth)
 		got += (size_t)n;
 	}
 	close(fd);
-	assert_int_equal(pt_count_entries(c->tmp), 1);	/* in use */
+	/* in use */
+	assert_int_equal(tu_count_entries(c->tmp, false), 1);
 	d = opendir(c->tmp);
 	assert_non_null(d);
 	while ((de = readdir(d)) != NULL && path == NULL) {
@@ -345,9 +293,9 @@ static void kill_hanging_client(struct ctx *c, int depth)
 		free(path);
 		path = sub;
 	}
-	pt_write_file(path, "deepest", "x\n");
+	tu_write_text(path, "deepest", "x\n");
 	assert_int_equal(kill(pid, SIGKILL), 0);
-	st = wait_status(pid);
+	st = tu_wait(pid);
 	assert_true(WIFSIGNALED(st));
 	assert_swept_by_next(c);
 	free(path);
@@ -374,14 +322,14 @@ static void test_disabled_creates_nothing(void **state)
 			 "auth", NULL };
 	int st;
 
-	pt_write_file(c->svc, "pwrap-passthrough", "auth required pam_permit.so\n");
-	st = wait_status(spawn(argv, env, NULL));
+	tu_write_text(c->svc, "pwrap-passthrough", "auth required pam_permit.so\n");
+	st = tu_wait(spawn(argv, env, NULL));
 	/* the system's configuration refused; nothing was redirected */
 	assert_true(WIFEXITED(st));
 	assert_int_not_equal(WEXITSTATUS(st), 0);
-	assert_int_equal(pt_count_entries(c->tmp), 0);
+	assert_int_equal(tu_count_entries(c->tmp, false), 0);
 	free(client);
-	free_env(env);
+	tu_env_free(env);
 }
 
 static void test_keep_dir(void **state)
@@ -390,34 +338,27 @@ static void test_keep_dir(void **state)
 	char *client = client_path();
 	char *argv[] = { client, "permit", "alice", "auth", NULL };
 	char **env = make_env(c, true);
-	size_t n = 0;
 	int st;
 
-	while (env[n] != NULL) {
-		n++;
-	}
-	env = realloc(env, (n + 2) * sizeof(*env));
-	assert_non_null(env);
-	env[n] = strdup("PAM_WRAPPER_KEEP_DIR=1");
-	env[n + 1] = NULL;
-	st = wait_status(spawn(argv, env, NULL));
+	tu_env_add(&env, "PAM_WRAPPER_KEEP_DIR=1");
+	st = tu_wait(spawn(argv, env, NULL));
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
-	assert_int_equal(pt_count_entries(c->tmp), 1);
+	assert_int_equal(tu_count_entries(c->tmp, false), 1);
 	assert_int_equal(count_prefixed(c->tmp, "pam_wrapper_kept."), 1);
 	/* and the next wrapped process does not sweep it away */
-	st = wait_status(spawn(argv, c->env, NULL));
+	st = tu_wait(spawn(argv, c->env, NULL));
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
-	assert_int_equal(pt_count_entries(c->tmp), 1);
+	assert_int_equal(tu_count_entries(c->tmp, false), 1);
 	assert_int_equal(count_prefixed(c->tmp, "pam_wrapper_kept."), 1);
-	free_env(env);
+	tu_env_free(env);
 	free(client);
 }
 
 static bool exists_in(const char *dir, const char *name)
 {
-	char *p = pt_path(dir, name);
+	char *p = tu_path(dir, name);
 	bool there = access(p, F_OK) == 0;
 
 	free(p);
@@ -428,9 +369,9 @@ static bool exists_in(const char *dir, const char *name)
  * (the caller may flock it to play a live owner). */
 static int fake_dir(const char *base, const char *name, bool with_lock)
 {
-	char *top = pt_path(base, name);
-	char *lock = pt_path(top, ".lock");
-	char *svc = pt_path(top, "services");
+	char *top = tu_path(base, name);
+	char *lock = tu_path(top, ".lock");
+	char *svc = tu_path(top, "services");
 	int fd = -1;
 
 	assert_int_equal(mkdir(top, 0700), 0);
@@ -438,7 +379,7 @@ static int fake_dir(const char *base, const char *name, bool with_lock)
 		fd = open(lock, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
 		assert_true(fd >= 0);
 		assert_int_equal(mkdir(svc, 0700), 0);
-		pt_write_file(svc, "other", "auth required pam_deny.so\n");
+		tu_write_text(svc, "other", "auth required pam_deny.so\n");
 	}
 	free(top);
 	free(lock);
@@ -465,7 +406,7 @@ static void test_stale_dirs_swept(void **state)
 	char *path;
 	int st;
 
-	wait_status(gone);	/* its pid is now free */
+	tu_wait(gone);	/* its pid is now free */
 	snprintf(dead, sizeof(dead), "pam_wrapper.%ld.AbCdEf", (long)getpid());
 	snprintf(empty, sizeof(empty), "pam_wrapper.%ld.EmPtYy", (long)gone);
 	snprintf(live, sizeof(live), "pam_wrapper.%ld.XyZxyZ", (long)gone);
@@ -475,11 +416,11 @@ static void test_stale_dirs_swept(void **state)
 	live_fd = fake_dir(c->tmp, live, true);
 	assert_int_equal(flock(live_fd, LOCK_SH), 0);
 	(void)fake_dir(c->tmp, foreign, false);
-	path = pt_path(c->tmp, foreign);
-	pt_write_file(path, "x", "x\n");
+	path = tu_path(c->tmp, foreign);
+	tu_write_text(path, "x", "x\n");
 	free(path);
 
-	st = wait_status(spawn(argv, c->env, NULL));
+	st = tu_wait(spawn(argv, c->env, NULL));
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	assert_false(exists_in(c->tmp, dead));
@@ -489,12 +430,12 @@ static void test_stale_dirs_swept(void **state)
 	/* the live one stays as long as its lock is held, then goes */
 	close(live_fd);
 	close(dead_fd);
-	path = pt_path(c->tmp, foreign);
-	pt_rmtree(path);
+	path = tu_path(c->tmp, foreign);
+	tu_rmtree(path);
 	free(path);
-	st = wait_status(spawn(argv, c->env, NULL));
+	st = tu_wait(spawn(argv, c->env, NULL));
 	assert_true(WIFEXITED(st));
-	assert_int_equal(pt_count_entries(c->tmp), 0);
+	assert_int_equal(tu_count_entries(c->tmp, false), 0);
 	free(client);
 }
 
@@ -507,7 +448,7 @@ static void test_module_dir_with_blank(void **state)
 	struct ctx *c = *state;
 	char *client = client_path();
 	char *argv[] = { client, "matrix", "alice", "auth", NULL };
-	char *base = pt_mkdtemp();
+	char *base = tu_mkdtemp("pwrap-test");
 	char *cmd = NULL, *lib = NULL, *preload = NULL, *svc = NULL;
 	const char *orig = getenv("PWRAP_PRELOAD");
 	const char *real = getenv("PWRAP_LIB");
@@ -531,71 +472,20 @@ static void test_module_dir_with_blank(void **state)
 			env[i] = preload;
 		}
 	}
-	pt_write_file(base, "passdb", "alice:secret:matrix\n");
+	tu_write_text(base, "passdb", "alice:secret:matrix\n");
 	assert_true(asprintf(&svc, "auth required pam_matrix.so passdb=%s/passdb\n",
 			     base) > 0);
-	pt_write_file(c->svc, "matrix", svc);
-	st = wait_status(spawn(argv, env, NULL));
+	tu_write_text(c->svc, "matrix", svc);
+	st = tu_wait(spawn(argv, env, NULL));
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
-	pt_rmtree(base);
+	tu_rmtree(base);
 	free(base);
 	free(cmd);
 	free(lib);
 	free(svc);
-	free_env(env);
+	tu_env_free(env);
 	free(client);
-}
-
-/* Runs argv with env (stdout and stderr to one pipe); returns the output
- * (malloc'd) and the exit status in *status. */
-static char *run_capture(char *const argv[], char **env, int *status)
-{
-	posix_spawn_file_actions_t fa;
-	char *buf = calloc(1, 65536);
-	size_t got = 0;
-	int p[2];
-	pid_t pid;
-	ssize_t n;
-
-	assert_non_null(buf);
-	assert_int_equal(pipe(p), 0);
-	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 2);
-	posix_spawn_file_actions_addclose(&fa, p[0]);
-	posix_spawn_file_actions_addclose(&fa, p[1]);
-	assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, env), 0);
-	posix_spawn_file_actions_destroy(&fa);
-	close(p[1]);
-	while (got < 65535 && (n = read(p[0], buf + got, 65535 - got)) > 0) {
-		got += (size_t)n;
-	}
-	close(p[0]);
-	*status = wait_status(pid);
-	return buf;
-}
-
-/* Replaces (or adds) NAME=value in env. */
-static void env_set(char ***envp, const char *name, const char *value)
-{
-	char **env = *envp;
-	size_t len = strlen(name), i;
-	char *entry = NULL;
-
-	assert_true(asprintf(&entry, "%s=%s", name, value) > 0);
-	for (i = 0; env[i] != NULL; i++) {
-		if (strncmp(env[i], name, len) == 0 && env[i][len] == '=') {
-			free(env[i]);
-			env[i] = entry;
-			return;
-		}
-	}
-	env = realloc(env, (i + 2) * sizeof(*env));
-	assert_non_null(env);
-	env[i] = entry;
-	env[i + 1] = NULL;
-	*envp = env;
 }
 
 /* A TMPDIR that cannot take the runtime directory: the next location is
@@ -606,20 +496,21 @@ static void test_tmpdir_unusable_falls_back(void **state)
 	char *client = client_path();
 	char *argv[] = { client, "permit", "alice", "auth", NULL };
 	char **env = make_env(c, true);
-	char *bad = pt_path(c->tmp, "not-a-dir");
+	char *bad = tu_path(c->tmp, "not-a-dir");
 	char *out;
 	int st;
 
-	pt_write_file(c->tmp, "not-a-dir", "x\n");
-	env_set(&env, "TMPDIR", bad);
-	out = run_capture(argv, env, &st);
+	tu_write_text(c->tmp, "not-a-dir", "x\n");
+	tu_env_set(&env, "TMPDIR", bad);
+	st = tu_run_capture(argv, env, &out, NULL);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 	assert_null(strstr(out, "PWRAP_ERROR"));
-	assert_int_equal(pt_count_entries(c->tmp), 1);	/* only our file */
+	/* only our file */
+	assert_int_equal(tu_count_entries(c->tmp, false), 1);
 	free(out);
 	free(bad);
-	free_env(env);
+	tu_env_free(env);
 	free(client);
 }
 
@@ -630,7 +521,7 @@ static void test_huge_service_file_cause(void **state)
 	struct ctx *c = *state;
 	char *client = client_path();
 	char *argv[] = { client, "huge", "alice", "auth", NULL };
-	char *path = pt_path(c->svc, "huge");
+	char *path = tu_path(c->svc, "huge");
 	char *out;
 	FILE *f = fopen(path, "w");
 	int st;
@@ -641,7 +532,7 @@ static void test_huge_service_file_cause(void **state)
 	}
 	fputs("auth required pam_permit.so\n", f);
 	assert_int_equal(fclose(f), 0);
-	out = run_capture(argv, c->env, &st);
+	st = tu_run_capture(argv, c->env, &out, NULL);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 2);	/* pam_start failed */
 	assert_non_null(strstr(out, "huge: a service file larger than"));
@@ -665,7 +556,7 @@ static void test_200_concurrent(void **state)
 		pids[i] = spawn(argv, c->env, NULL);
 	}
 	for (i = 0; i < NPROC; i++) {
-		int st = wait_status(pids[i]);
+		int st = tu_wait(pids[i]);
 
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
 			ok++;
@@ -673,7 +564,7 @@ static void test_200_concurrent(void **state)
 	}
 	assert_int_equal(ok, NPROC);
 	/* all exited normally: nothing left, at once */
-	assert_int_equal(pt_count_entries(c->tmp), 0);
+	assert_int_equal(tu_count_entries(c->tmp, false), 0);
 	free(client);
 }
 

@@ -28,7 +28,7 @@
 
 #include <cmocka.h>
 
-#include "test_common.h"
+#include "testutil.h"
 
 static int conv_fn(int n, const struct pam_message **msg,
 		   struct pam_response **resp, void *data)
@@ -86,21 +86,13 @@ static int txn(const char *service, int op)
 	return txn_pw(service, "pwrap-no-such-user", op, NULL);
 }
 
+/* A fresh service directory for each test (removed by tu_teardown_tmpdir). */
 static int setup_dir(void **state)
 {
-	char *dir = pt_mkdtemp();
-
-	setenv("PAM_WRAPPER_SERVICE_DIR", dir, 1);
+	tu_setup_tmpdir(state);
+	setenv("PAM_WRAPPER_SERVICE_DIR", *state, 1);
 	setenv("PAM_WRAPPER", "1", 1);
 	unsetenv("PAM_WRAPPER_DEBUGLEVEL");
-	*state = dir;
-	return 0;
-}
-
-static int teardown_dir(void **state)
-{
-	pt_rmtree(*state);
-	free(*state);
 	return 0;
 }
 
@@ -118,10 +110,10 @@ static void test_runtime_dir_before_first_start(void **state)
 	assert_int_equal(stat(rd, &st), 0);
 	assert_true(S_ISDIR(st.st_mode));
 	assert_int_equal(access(rd, W_OK), 0);
-	copy = pt_read_file_at(rd, "initial");
+	copy = tu_read_at(rd, "initial");
 	assert_non_null(copy);
-	mine = pt_read_file_at(getenv("PWRAP_SOURCE_DIR"),
-			       "tests/wrapper/services/initial");
+	mine = tu_read_at(getenv("PWRAP_SOURCE_DIR"),
+			  "tests/wrapper/services/initial");
 	assert_string_equal(copy, mine);
 	free(copy);
 	free(mine);
@@ -146,12 +138,12 @@ static void test_runtime_dir_written_by_test(void **state)
 {
 	const char *rd = getenv("PAM_WRAPPER_RUNTIME_DIR");
 
-	pt_write_file(*state, "glome", "auth required pam_deny.so\n");
+	tu_write_text(*state, "glome", "auth required pam_deny.so\n");
 	assert_int_equal(txn("glome", 'a'), PAM_AUTH_ERR);
 	/* the test's own file in the runtime dir wins, no trailing newline */
-	pt_write_file(rd, "glome", "auth required pam_permit.so");
+	tu_write_text(rd, "glome", "auth required pam_permit.so");
 	assert_int_equal(txn("glome", 'a'), PAM_SUCCESS);
-	pt_unlink_at(rd, "glome");
+	tu_unlink_at(rd, "glome");
 }
 
 static void test_redirect(void **state)
@@ -159,9 +151,9 @@ static void test_redirect(void **state)
 	char *err;
 	int rc;
 
-	pt_write_file(*state, "permit", "auth required pam_permit.so\n"
+	tu_write_text(*state, "permit", "auth required pam_permit.so\n"
 		      "account required pam_permit.so\n");
-	pt_write_file(*state, "deny", "auth required pam_deny.so\n"
+	tu_write_text(*state, "deny", "auth required pam_deny.so\n"
 		      "account required pam_deny.so\n");
 	assert_int_equal(txn("permit", 'a'), PAM_SUCCESS);
 	assert_int_equal(txn("permit", 'm'), PAM_SUCCESS);
@@ -169,13 +161,13 @@ static void test_redirect(void **state)
 	assert_int_equal(txn("deny", 'm'), PAM_AUTH_ERR);
 	/* read as libpam reads it: a comment line inside a continued line is
 	 * skipped; a file that ends in a continuation is refused */
-	pt_write_file(*state, "cont", "auth required \\\n# c\n\n"
+	tu_write_text(*state, "cont", "auth required \\\n# c\n\n"
 		      "  pam_permit.so\n");
 	assert_int_equal(txn("cont", 'a'), PAM_SUCCESS);
-	pt_write_file(*state, "cont", "auth required pam_permit.so \\\n");
-	pt_stderr_begin();
+	tu_write_text(*state, "cont", "auth required pam_permit.so \\\n");
+	tu_stderr_begin();
 	rc = txn("cont", 'a');
-	err = pt_stderr_end();
+	err = tu_stderr_end();
 	assert_int_equal(rc, 1000 + PAM_ABORT);
 	assert_non_null(strstr(err, "ends in a continued line"));
 	free(err);
@@ -192,7 +184,7 @@ static void test_relative_service_dir(void **state)
 	char *parent = strndup(dir, (size_t)(slash - dir));
 	char cwd[4096];
 
-	pt_write_file(dir, "rel", "auth required pam_permit.so\n");
+	tu_write_text(dir, "rel", "auth required pam_permit.so\n");
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	assert_int_equal(chdir(parent), 0);
 	setenv("PAM_WRAPPER_SERVICE_DIR", slash + 1, 1);
@@ -211,7 +203,7 @@ static void test_relative_service_dir_after_chdir(void **state)
 	char *parent = strndup(dir, (size_t)(slash - dir));
 	char cwd[4096];
 
-	pt_write_file(dir, "rel", "auth required pam_permit.so\n");
+	tu_write_text(dir, "rel", "auth required pam_permit.so\n");
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	assert_int_equal(chdir(parent), 0);
 	setenv("PAM_WRAPPER_SERVICE_DIR", slash + 1, 1);
@@ -232,8 +224,8 @@ static void test_single_file_service_dir(void **state)
 	char *dir = *state;
 	char cwd[4096];
 
-	pt_write_file(dir, "bareos", "auth required pam_permit.so\n");
-	pt_write_file(dir, "sibling", "auth required pam_permit.so\n");
+	tu_write_text(dir, "bareos", "auth required pam_permit.so\n");
+	tu_write_text(dir, "sibling", "auth required pam_permit.so\n");
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	assert_int_equal(chdir(dir), 0);
 	setenv("PAM_WRAPPER_SERVICE_DIR", "bareos", 1);
@@ -242,7 +234,7 @@ static void test_single_file_service_dir(void **state)
 	assert_int_equal(txn("sibling", 'a'), 1000 + PAM_ABORT);
 	assert_int_equal(txn("other", 'a'), 1000 + PAM_ABORT);
 	/* the file is read again when it changes */
-	pt_write_file(dir, "bareos", "auth required pam_deny.so\n");
+	tu_write_text(dir, "bareos", "auth required pam_deny.so\n");
 	assert_int_equal(txn("bareos", 'a'), PAM_AUTH_ERR);
 	assert_int_equal(chdir(cwd), 0);
 }
@@ -257,16 +249,16 @@ static void test_set_item_service_outside_refused(void **state)
 	struct pam_conv c = { conv_fn, NULL };
 	pam_handle_t *ph = NULL;
 
-	pt_write_file(*state, "permit", "auth required pam_permit.so\n");
+	tu_write_text(*state, "permit", "auth required pam_permit.so\n");
 	assert_int_equal(pam_start("permit", "u", &c, &ph), PAM_SUCCESS);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *err;
 		const void *now = NULL;
 
-		pt_stderr_begin();
+		tu_stderr_begin();
 		assert_int_equal(pam_set_item(ph, PAM_SERVICE, bad[i]),
 				 PAM_BAD_ITEM);
-		err = pt_stderr_end();
+		err = tu_stderr_end();
 		assert_non_null(strstr(err, "refused: a service name is a file "
 					    "name"));
 		free(err);
@@ -281,9 +273,9 @@ static void test_set_item_service_outside_refused(void **state)
 
 static void test_other_fallback(void **state)
 {
-	pt_write_file(*state, "other", "auth required pam_permit.so\n");
+	tu_write_text(*state, "other", "auth required pam_permit.so\n");
 	assert_int_equal(txn("pwrap-unknown-service", 'a'), PAM_SUCCESS);
-	pt_write_file(*state, "other", "auth required pam_deny.so\n");
+	tu_write_text(*state, "other", "auth required pam_deny.so\n");
 	assert_int_equal(txn("pwrap-unknown-service", 'a'), PAM_AUTH_ERR);
 }
 
@@ -292,9 +284,9 @@ static void test_no_service_no_other(void **state)
 	char *err;
 	int rc;
 
-	pt_stderr_begin();
+	tu_stderr_begin();
 	rc = txn("pwrap-unknown-service", 'a');
-	err = pt_stderr_end();
+	err = tu_stderr_end();
 	assert_int_equal(rc, 1000 + PAM_ABORT);
 	assert_non_null(strstr(err, "PWRAP_ERROR["));
 	assert_non_null(strstr(err, "pwrap-unknown-service"));
@@ -306,19 +298,19 @@ static void test_no_service_no_other(void **state)
  * (whose common-* use pam_unix, which fails for a user that does not exist). */
 static void test_include_resolution(void **state)
 {
-	pt_write_file(*state, "inc", "auth include common-auth\n"
+	tu_write_text(*state, "inc", "auth include common-auth\n"
 		      "account substack common-account\n"
 		      "@include common-session\n");
-	pt_write_file(*state, "common-auth", "auth required pam_permit.so\n");
-	pt_write_file(*state, "common-account",
+	tu_write_text(*state, "common-auth", "auth required pam_permit.so\n");
+	tu_write_text(*state, "common-account",
 		      "account required pam_permit.so\n");
-	pt_write_file(*state, "common-session",
+	tu_write_text(*state, "common-session",
 		      "session required pam_permit.so\n");
 	assert_int_equal(txn("inc", 'a'), PAM_SUCCESS);
 	assert_int_equal(txn("inc", 'm'), PAM_SUCCESS);
 	assert_int_equal(txn("inc", 's'), PAM_SUCCESS);
 	/* an edited include is picked up */
-	pt_write_file(*state, "common-auth", "auth required pam_deny.so\n");
+	tu_write_text(*state, "common-auth", "auth required pam_deny.so\n");
 	assert_int_equal(txn("inc", 'a'), PAM_AUTH_ERR);
 }
 
@@ -328,23 +320,23 @@ static void test_nested_and_absolute_include(void **state)
 	char *svc = NULL;
 	char *err, *cyc;
 
-	pt_write_file(*state, "level2", "auth required pam_permit.so\n");
-	pt_write_file(*state, "level1", "auth include level2\n");
+	tu_write_text(*state, "level2", "auth required pam_permit.so\n");
+	tu_write_text(*state, "level1", "auth include level2\n");
 	assert_true(asprintf(&abs, "%s/level1", (char *)*state) > 0);
 	assert_true(asprintf(&svc, "auth \\\n  include %s # absolute\n",
 			     abs) > 0);
-	pt_write_file(*state, "nested", svc);
+	tu_write_text(*state, "nested", svc);
 	assert_int_equal(txn("nested", 'a'), PAM_SUCCESS);
-	pt_write_file(*state, "level2", "auth required pam_deny.so\n");
+	tu_write_text(*state, "level2", "auth required pam_deny.so\n");
 	assert_int_equal(txn("nested", 'a'), PAM_AUTH_ERR);
 	/* an include cycle neither hangs nor crashes: pam_start refuses it,
 	 * naming the user's file (not the runtime directory's copy) */
-	pt_write_file(*state, "cycle", "auth include cycle2\n");
-	pt_write_file(*state, "cycle2", "auth Include cycle\n");
-	pt_stderr_begin();
+	tu_write_text(*state, "cycle", "auth include cycle2\n");
+	tu_write_text(*state, "cycle2", "auth Include cycle\n");
+	tu_stderr_begin();
 	assert_int_equal(txn("cycle", 'a'), 1000 + PAM_ABORT);
-	err = pt_stderr_end();
-	cyc = pt_path(*state, "cycle");
+	err = tu_stderr_end();
+	cyc = tu_path(*state, "cycle");
 	assert_non_null(strstr(err, cyc));
 	assert_non_null(strstr(err, "include cycle"));
 	assert_null(strstr(err, getenv("PAM_WRAPPER_RUNTIME_DIR")));
@@ -359,10 +351,10 @@ static void test_include_missing(void **state)
 	char *err;
 	int rc;
 
-	pt_write_file(*state, "inc", "auth include common-auth\n");
-	pt_stderr_begin();
+	tu_write_text(*state, "inc", "auth include common-auth\n");
+	tu_stderr_begin();
 	rc = txn("inc", 'a');
-	err = pt_stderr_end();
+	err = tu_stderr_end();
 	/* never silently /etc/pam.d/common-auth */
 	assert_int_not_equal(rc, PAM_SUCCESS);
 	assert_non_null(strstr(err, "include target 'common-auth' not found"));
@@ -371,24 +363,24 @@ static void test_include_missing(void **state)
 
 static void test_env_changed_at_runtime(void **state)
 {
-	char *other = pt_mkdtemp();
+	char *other = tu_mkdtemp("pwrap-test");
 
-	pt_write_file(*state, "svc", "auth required pam_permit.so\n");
-	pt_write_file(other, "svc", "auth required pam_deny.so\n");
+	tu_write_text(*state, "svc", "auth required pam_permit.so\n");
+	tu_write_text(other, "svc", "auth required pam_deny.so\n");
 	assert_int_equal(txn("svc", 'a'), PAM_SUCCESS);
 	setenv("PAM_WRAPPER_SERVICE_DIR", other, 1);
 	assert_int_equal(txn("svc", 'a'), PAM_AUTH_ERR);
 	setenv("PAM_WRAPPER_SERVICE_DIR", *state, 1);
 	assert_int_equal(txn("svc", 'a'), PAM_SUCCESS);
 	/* same size, rewritten in place: still noticed */
-	pt_write_file(*state, "svc", "auth required pam_deny.so  \n");
+	tu_write_text(*state, "svc", "auth required pam_deny.so  \n");
 	assert_int_equal(txn("svc", 'a'), PAM_AUTH_ERR);
 	/* a file that appears later is found; one removed is gone */
-	pt_write_file(*state, "late", "auth required pam_permit.so\n");
+	tu_write_text(*state, "late", "auth required pam_permit.so\n");
 	assert_int_equal(txn("late", 'a'), PAM_SUCCESS);
-	pt_unlink_at(*state, "late");
+	tu_unlink_at(*state, "late");
 	assert_int_equal(txn("late", 'a'), 1000 + PAM_ABORT);
-	pt_rmtree(other);
+	tu_rmtree(other);
 	free(other);
 }
 
@@ -401,9 +393,9 @@ static void test_missing_dir(void **state)
 
 	(void)state;
 	setenv("PAM_WRAPPER_SERVICE_DIR", "/nonexistent/pwrap-dir", 1);
-	pt_stderr_begin();
+	tu_stderr_begin();
 	rc = pam_start("svc", "u", &c, &ph);
-	err = pt_stderr_end();
+	err = tu_stderr_end();
 	assert_int_equal(rc, PAM_ABORT);
 	assert_null(ph);
 	assert_non_null(strstr(err, "PWRAP_ERROR["));
@@ -411,9 +403,9 @@ static void test_missing_dir(void **state)
 	free(err);
 
 	unsetenv("PAM_WRAPPER_SERVICE_DIR");
-	pt_stderr_begin();
+	tu_stderr_begin();
 	rc = pam_start("svc", "u", &c, &ph);
-	err = pt_stderr_end();
+	err = tu_stderr_end();
 	assert_int_equal(rc, PAM_ABORT);
 	assert_non_null(strstr(err, "PAM_WRAPPER_SERVICE_DIR is not set"));
 	free(err);
@@ -421,9 +413,9 @@ static void test_missing_dir(void **state)
 	/* a file is the one service of its name (as upstream): any other
 	 * name is refused, naming the file */
 	setenv("PAM_WRAPPER_SERVICE_DIR", "/etc/passwd", 1);
-	pt_stderr_begin();
+	tu_stderr_begin();
 	rc = pam_start("svc", "u", &c, &ph);
-	err = pt_stderr_end();
+	err = tu_stderr_end();
 	assert_int_equal(rc, PAM_ABORT);
 	assert_non_null(strstr(err, "no service file 'svc' and no 'other' in "
 				    "/etc/passwd"));
@@ -431,9 +423,9 @@ static void test_missing_dir(void **state)
 
 	/* neither a directory nor a regular file */
 	setenv("PAM_WRAPPER_SERVICE_DIR", "/dev/null", 1);
-	pt_stderr_begin();
+	tu_stderr_begin();
 	rc = pam_start("svc", "u", &c, &ph);
-	err = pt_stderr_end();
+	err = tu_stderr_end();
 	assert_int_equal(rc, PAM_ABORT);
 	assert_non_null(strstr(err, "/dev/null: not a directory or a service "
 				    "file"));
@@ -445,7 +437,7 @@ static void test_disabled_passthrough(void **state)
 	int (*enabled)(void) = (int (*)(void))dlsym(RTLD_DEFAULT,
 						     "pam_wrapper_enabled");
 
-	pt_write_file(*state, "pwrap-passthrough",
+	tu_write_text(*state, "pwrap-passthrough",
 		      "auth required pam_permit.so\n");
 	assert_non_null(enabled);
 	assert_int_equal(enabled(), 1);
@@ -473,7 +465,7 @@ static void test_audit_open(void **state)
 	assert_int_equal(errno, EPROTONOSUPPORT);
 	/* libpam's audit calls during a transaction started wrapped are
 	 * answered as wrapped, even if the environment changed since */
-	pt_write_file(*state, "permit", "auth required pam_permit.so\n");
+	tu_write_text(*state, "permit", "auth required pam_permit.so\n");
 	assert_int_equal(txn("permit", 'a'), PAM_SUCCESS);
 	setenv("PAM_WRAPPER", "0", 1);
 	errno = 0;
@@ -487,8 +479,8 @@ static void test_set_item_service_reload(void **state)
 	struct pam_conv c = { conv_fn, NULL };
 	pam_handle_t *ph = NULL;
 
-	pt_write_file(*state, "first", "auth required pam_permit.so\n");
-	pt_write_file(*state, "second", "auth required pam_deny.so\n");
+	tu_write_text(*state, "first", "auth required pam_permit.so\n");
+	tu_write_text(*state, "second", "auth required pam_deny.so\n");
 	assert_int_equal(pam_start("first", "u", &c, &ph), PAM_SUCCESS);
 	assert_int_equal(pam_set_item(ph, PAM_SERVICE, "second"), PAM_SUCCESS);
 	assert_int_equal(pam_authenticate(ph, 0), PAM_AUTH_ERR);
@@ -499,18 +491,18 @@ static void test_app_confdir(void **state)
 {
 	struct pam_conv c = { conv_fn, NULL };
 	pam_handle_t *ph = NULL;
-	char *mine = pt_mkdtemp();
+	char *mine = tu_mkdtemp("pwrap-test");
 
 	/* PAM_WRAPPER_SERVICE_DIR says deny; the app's own confdir wins */
-	pt_write_file(*state, "app", "auth required pam_deny.so\n");
-	pt_write_file(mine, "app", "auth include common-auth\n");
-	pt_write_file(mine, "common-auth", "auth required pam_permit.so\n");
+	tu_write_text(*state, "app", "auth required pam_deny.so\n");
+	tu_write_text(mine, "app", "auth include common-auth\n");
+	tu_write_text(mine, "common-auth", "auth required pam_permit.so\n");
 	assert_int_equal(pam_start_confdir("app", "u", &c, mine, &ph),
 			 PAM_SUCCESS);
 	assert_int_equal(pam_authenticate(ph, 0), PAM_SUCCESS);
 	pam_end(ph, PAM_SUCCESS);
 	assert_int_equal(txn("app", 'a'), PAM_AUTH_ERR);
-	pt_rmtree(mine);
+	tu_rmtree(mine);
 	free(mine);
 }
 
@@ -522,11 +514,11 @@ static void test_module_name_resolution(void **state)
 	/* pam_matrix.so is not in the system module dir: it must resolve to
 	 * the build tree's lib/pam_wrapper/ */
 	assert_true(asprintf(&passdb, "%s/passdb", (char *)*state) > 0);
-	pt_write_file(*state, "passdb", "alice:secret:matrix\n");
+	tu_write_text(*state, "passdb", "alice:secret:matrix\n");
 	assert_true(asprintf(&svc, "auth required pam_matrix.so passdb=%s\n"
 			     "account required pam_matrix.so passdb=%s\n",
 			     passdb, passdb) > 0);
-	pt_write_file(*state, "matrix", svc);
+	tu_write_text(*state, "matrix", svc);
 	assert_int_equal(txn_pw("matrix", "alice", 'a', "secret"), PAM_SUCCESS);
 	assert_int_equal(txn_pw("matrix", "alice", 'a', "wrong"), PAM_AUTH_ERR);
 	assert_int_equal(txn_pw("matrix", "alice", 'm', NULL), PAM_SUCCESS);
@@ -539,19 +531,19 @@ static void test_syslog_lines(void **state)
 	regex_t re;
 	char *err;
 
-	pt_write_file(*state, "warn", "auth required pam_warn.so\n"
+	tu_write_text(*state, "warn", "auth required pam_warn.so\n"
 		      "auth required pam_permit.so\n");
 	setenv("PAM_WRAPPER_DEBUGLEVEL", "1", 1);	/* pam_warn logs NOTICE */
-	pt_stderr_begin();
+	tu_stderr_begin();
 	assert_int_equal(txn("warn", 'a'), PAM_SUCCESS);
-	err = pt_stderr_end();
+	err = tu_stderr_end();
 	assert_null(strstr(err, "SYSLOG("));
 	free(err);
 
 	setenv("PAM_WRAPPER_DEBUGLEVEL", "2", 1);
-	pt_stderr_begin();
+	tu_stderr_begin();
 	assert_int_equal(txn("warn", 'a'), PAM_SUCCESS);
-	err = pt_stderr_end();
+	err = tu_stderr_end();
 	assert_int_equal(regcomp(&re, "^PWRAP_DEBUG\\[test_wrapper \\([0-9]+\\)\\]"
 				 " - SYSLOG\\(5\\): .*user=\\[pwrap-no-such-user\\]",
 				 REG_EXTENDED | REG_NEWLINE), 0);
@@ -561,9 +553,9 @@ static void test_syslog_lines(void **state)
 
 	/* PAM_WRAPPER_USE_SYSLOG=1: to syslog(3), not stderr */
 	setenv("PAM_WRAPPER_USE_SYSLOG", "1", 1);
-	pt_stderr_begin();
+	tu_stderr_begin();
 	assert_int_equal(txn("warn", 'a'), PAM_SUCCESS);
-	err = pt_stderr_end();
+	err = tu_stderr_end();
 	assert_null(strstr(err, "SYSLOG("));
 	free(err);
 	unsetenv("PAM_WRAPPER_USE_SYSLOG");
@@ -577,14 +569,14 @@ static void test_password_never_logged(void **state)
 {
 	char *err;
 
-	pt_write_file(*state, "leak", "auth required pam_set_items.so\n"
+	tu_write_text(*state, "leak", "auth required pam_set_items.so\n"
 		      "auth required pam_warn.so\n"
 		      "auth required pam_permit.so\n");
 	setenv("PAM_AUTHTOK", "Sup3rS3cret", 1);
 	setenv("PAM_WRAPPER_DEBUGLEVEL", "3", 1);
-	pt_stderr_begin();
+	tu_stderr_begin();
 	assert_int_equal(txn_pw("leak", "Sup3rS3cret", 'a', NULL), PAM_SUCCESS);
-	err = pt_stderr_end();
+	err = tu_stderr_end();
 	assert_non_null(strstr(err, "SYSLOG(5)"));
 	assert_non_null(strstr(err, "user=[***]"));
 	assert_null(strstr(err, "Sup3rS3cret"));
@@ -592,9 +584,9 @@ static void test_password_never_logged(void **state)
 
 	/* a token made of the mask's own character must not loop forever */
 	setenv("PAM_AUTHTOK", "*", 1);
-	pt_stderr_begin();
+	tu_stderr_begin();
 	assert_int_equal(txn_pw("leak", "*", 'a', NULL), PAM_SUCCESS);
-	err = pt_stderr_end();
+	err = tu_stderr_end();
 	assert_non_null(strstr(err, "user=[***]"));
 	free(err);
 	unsetenv("PAM_AUTHTOK");
@@ -635,8 +627,8 @@ static void test_threads_unknown_and_known(void **state)
 	struct thr t[6];
 	char *err;
 
-	pt_write_file(*state, "permit", "auth required pam_permit.so\n");
-	pt_stderr_begin();
+	tu_write_text(*state, "permit", "auth required pam_permit.so\n");
+	tu_stderr_begin();
 	for (int i = 0; i < 6; i++) {
 		t[i].ok = 0;
 		assert_int_equal(pthread_create(&th[i], NULL,
@@ -646,7 +638,7 @@ static void test_threads_unknown_and_known(void **state)
 	for (int i = 0; i < 6; i++) {
 		pthread_join(th[i], NULL);
 	}
-	err = pt_stderr_end();
+	err = tu_stderr_end();
 	for (int i = 0; i < 6; i++) {
 		assert_int_equal(t[i].ok, 60);
 	}
@@ -675,8 +667,8 @@ static void test_threads(void **state)
 	struct thr t[8];
 	int i;
 
-	pt_write_file(*state, "permit", "auth required pam_permit.so\n");
-	pt_write_file(*state, "deny", "auth required pam_deny.so\n");
+	tu_write_text(*state, "permit", "auth required pam_permit.so\n");
+	tu_write_text(*state, "deny", "auth required pam_deny.so\n");
 	for (i = 0; i < 8; i++) {
 		t[i].ok = 0;
 		assert_int_equal(pthread_create(&th[i], NULL, thread_main, &t[i]), 0);
@@ -709,12 +701,12 @@ static void test_no_process_started(void **state)
 	char *top;
 	int st;
 
-	pt_write_file(*state, "permit", "auth required pam_permit.so\n");
+	tu_write_text(*state, "permit", "auth required pam_permit.so\n");
 	assert_int_equal(txn("permit", 'a'), PAM_SUCCESS);
 	top = strdup(getenv("PAM_WRAPPER_RUNTIME_DIR"));
 	assert_non_null(top);
 	*strrchr(top, '/') = '\0';
-	pt_rmtree(top);	/* (runs rm: before the handler is in place) */
+	tu_rmtree(top);	/* (runs rm: before the handler is in place) */
 	sigemptyset(&sa.sa_mask);
 	assert_int_equal(sigaction(SIGCHLD, &sa, &old), 0);
 	sigchld_seen = 0;
@@ -739,12 +731,12 @@ static void test_subreaper_inherits_nothing(void **state)
 	char *top;
 	int st;
 
-	pt_write_file(*state, "permit", "auth required pam_permit.so\n");
+	tu_write_text(*state, "permit", "auth required pam_permit.so\n");
 	assert_int_equal(txn("permit", 'a'), PAM_SUCCESS);
 	top = strdup(getenv("PAM_WRAPPER_RUNTIME_DIR"));
 	assert_non_null(top);
 	*strrchr(top, '/') = '\0';
-	pt_rmtree(top);
+	tu_rmtree(top);
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
 	assert_int_equal(txn("permit", 'a'), PAM_SUCCESS);
 	usleep(100000);
@@ -759,7 +751,7 @@ static void test_fork(void **state)
 	pid_t pid;
 	int st;
 
-	pt_write_file(*state, "permit", "auth required pam_permit.so\n");
+	tu_write_text(*state, "permit", "auth required pam_permit.so\n");
 	assert_int_equal(txn("permit", 'a'), PAM_SUCCESS);
 	pid = fork();
 	assert_true(pid >= 0);
@@ -777,7 +769,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_runtime_dir_before_first_start),
-#define T(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
+#define T(f) \
+	cmocka_unit_test_setup_teardown(f, setup_dir, tu_teardown_tmpdir)
 		T(test_runtime_dir_on_demand),
 		T(test_runtime_dir_written_by_test),
 		T(test_redirect),

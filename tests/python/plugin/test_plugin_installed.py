@@ -8,39 +8,25 @@
 # preload it, and the fixture's default service must find the installed
 # pam_matrix.so.
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 import pytest
 
+# The shared helpers (tests/pytest_common); this directory has no conftest.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, os.pardir, "pytest_common"))
+from pwrap_fixtures import cmake_installed, sanitizer_preload  # noqa: E402
+
 pytest_plugins = ["pytester"]
 
-BUILD = os.environ.get("PWRAP_BUILD_DIR")
-CMAKE = os.environ.get("PWRAP_CMAKE", "cmake")
 PYDIR = os.environ.get("PWRAP_PYTHON_INSTALL_DIR", "")
-LIB = os.environ.get("PWRAP_LIB", "libpam_wrapper.so")
-
-
-def sanitizer_preload():
-    lib = os.path.basename(LIB)
-    return ":".join(p for p in os.environ.get("PWRAP_PRELOAD", "").split(":")
-                    if p and os.path.basename(p) != lib)
 
 
 @pytest.fixture(scope="module")
 def prefix():
-    if not BUILD:
-        pytest.skip("PWRAP_BUILD_DIR is not set")
-    d = tempfile.mkdtemp(prefix="plugin-install.",
-                         dir=os.environ.get("TMPDIR", "/tmp"))
-    try:
-        subprocess.run([CMAKE, "--install", BUILD, "--prefix", d], check=True,
-                       stdout=subprocess.DEVNULL)
+    with cmake_installed("plugin-install.") as d:
         yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture
