@@ -16,7 +16,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <security/_pam_types.h>
+#include <security/pam_appl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -509,6 +509,10 @@ static void service_file_name(const char *service, pwrap_path name)
 	char *c;
 
 	snprintf(name, sizeof(pwrap_path), "%s", slash ? slash + 1 : service);
+#if defined(PWRAP_OPENPAM)
+	/* OpenPAM opens the service's file under the name as given */
+	return;
+#endif
 	for (c = name; *c != '\0'; c++) {
 		if (*c >= 'A' && *c <= 'Z') {
 			*c = (char)(*c - 'A' + 'a');
@@ -607,4 +611,18 @@ out:
 	pthread_mutex_unlock(&prep_lock);
 	walk_reset(&w, NULL);
 	return rc;
+}
+
+bool pwrap_prepared_path(const char *name, pwrap_path out)
+{
+	bool ok;
+
+	if (!pwrap_name_is_plain(name)) {
+		return false;
+	}
+	pthread_mutex_lock(&prep_lock);
+	ok = pwrap_rundir()->conf != NULL &&
+	     pwrap_pjoin(out, pwrap_rundir()->conf, name);
+	pthread_mutex_unlock(&prep_lock);
+	return ok;
 }

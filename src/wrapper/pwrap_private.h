@@ -7,6 +7,8 @@
  *   pwrap_prepare.c   service name -> prepared conf/ directory (includes)
  *   pwrap_services.c  services/: the service directory's files, a test's win
  *   pwrap_rundir.c    the runtime directory: create, lock, remove, sweep
+ *   pwrap_legacy.c    libpam without pam_start_confdir: its fopen calls
+ *                     of pam.d files are sent to the prepared conf/
  *   pwrap_conf.c      the rewriter, a pure function (text in, text out)
  *   pwrap_file.c, pwrap_libpam.c, pwrap_log.c   helpers, the real libpam
  *
@@ -22,6 +24,7 @@
 #include <time.h>
 
 #define PWRAP_HIDDEN __attribute__((visibility("hidden")))
+#define PWRAP_EXPORT __attribute__((visibility("default")))
 
 enum pwrap_dbglvl {
 	PWRAP_LOG_ERROR = 0,
@@ -65,7 +68,7 @@ PWRAP_HIDDEN int pwrap_rewrite_service(const char *in, size_t len,
 
 /* ---- binding the real libpam (pwrap_libpam.c) -------------------------- */
 
-/* The real libpam functions, looked up in libpam.so.0 (not RTLD_NEXT: libpam
+/* The real libpam functions, looked up in the loaded libpam (not RTLD_NEXT: libpam
  * may live in a dlopen'ed local scope, e.g. under Python). */
 struct pwrap_real {
 	int (*pam_start)(const char *, const char *, const void *, void **);
@@ -77,6 +80,20 @@ struct pwrap_real {
 	int (*audit_open)(void);
 };
 PWRAP_HIDDEN const struct pwrap_real *pwrap_real(void);
+
+/* The load address of that libpam (for telling its calls from others'), or
+ * NULL before pwrap_real() found it.  Never loads anything. */
+PWRAP_HIDDEN const void *pwrap_libpam_base(void);
+
+/* Whether transactions take the legacy path even when libpam has
+ * pam_start_confdir (the PAM_WRAPPER_FORCE_LEGACY build option). */
+PWRAP_HIDDEN bool pwrap_force_legacy(void);
+
+/* ---- the legacy path (pwrap_legacy.c) ----------------------------------- */
+
+/* Called before libpam's pam_start on the legacy path: from now on libpam's
+ * own fopen calls of pam.d files are answered from conf/. */
+PWRAP_HIDDEN void pwrap_legacy_start(void);
 
 /* Whether libpam is already loaded in this process (no dlopen). */
 PWRAP_HIDDEN bool pwrap_libpam_loaded(void);
@@ -172,6 +189,11 @@ PWRAP_HIDDEN bool pwrap_rundir_inherited(void);
  */
 PWRAP_HIDDEN int pwrap_prepare(const char *service, const char *svcdir,
 			       char **confdir);
+
+/* out = conf/name of the current runtime directory, for a plain name (no
+ * '/', no leading '.'); false when there is none.  Takes the preparation
+ * lock: never call it with that lock held. */
+PWRAP_HIDDEN bool pwrap_prepared_path(const char *name, pwrap_path out);
 
 /* Creates the runtime directory now if the process links libpam (so that
  * PAM_WRAPPER_RUNTIME_DIR exists before the first pam_start, as tests
