@@ -783,8 +783,10 @@ static const struct int_const pam_codes[] = {
 	C(PAM_AUTHTOK_EXPIRED),
 	C(PAM_MODULE_UNKNOWN),
 	C(PAM_BAD_ITEM),
+#if !defined(PWRAP_OPENPAM)	/* Linux-PAM's */
 	C(PAM_CONV_AGAIN),
 	C(PAM_INCOMPLETE),
+#endif
 };
 
 /* The other integer constants of the module. */

@@ -82,6 +82,7 @@ static void real_load(void)
 	*(void **)&real.pam_set_item = dlsym(h, "pam_set_item");
 	*(void **)&real.pam_get_item = dlsym(h, "pam_get_item");
 	*(void **)&real.pam_vsyslog = dlsym(h, "pam_vsyslog");
+	*(void **)&real.openpam_set_feature = dlsym(h, "openpam_set_feature");
 	if (real.pam_start != NULL &&
 	    dladdr(*(void **)&real.pam_start, &info) != 0) {
 		__atomic_store_n(&libpam_base, info.dli_fbase,

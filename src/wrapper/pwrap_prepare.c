@@ -180,10 +180,16 @@ static bool include_source(struct walk *w, const char *target, pwrap_path out,
 	return found;
 }
 
-/* conf/.inc/<target, %-escaped>: a flat name for any target path. */
+/* conf/.inc/<target, %-escaped>: a flat name for any target path.
+ * OpenPAM includes a service by name through its policy path (so through
+ * pwrap_legacy.c, to conf/<name>) and refuses any other target itself:
+ * there a target is conf/<target>, and only a plain name is one. */
 static bool include_gpath(const struct walk *w, const char *target,
 			  pwrap_path out)
 {
+#if defined(PWRAP_OPENPAM)
+	return pwrap_name_is_plain(target) && pwrap_pjoin(out, w->conf, target);
+#else
 	static const char hex[] = "0123456789abcdef";
 	size_t j = (size_t)snprintf(out, sizeof(pwrap_path), "%s/.inc/",
 				    w->conf);
@@ -207,6 +213,7 @@ static bool include_gpath(const struct walk *w, const char *target,
 	}
 	out[j] = '\0';
 	return true;
+#endif
 }
 
 static int strv_add(char ***v, size_t *n, const char *s)
@@ -233,12 +240,23 @@ static char *cb_include(void *ctx, const char *target, const char *src,
 
 	(void)src;
 	(void)line;
+#if defined(PWRAP_OPENPAM)
+	/* the name stays (libpam finds conf/<name>); another target is
+	 * refused by OpenPAM, nothing to prepare */
+	if (pwrap_name_is_plain(target) &&
+	    strv_add(&w->incs, &w->n_incs, target) != 0) {
+		w->failed = true;
+	}
+	(void)g;
+	return NULL;
+#else
 	if (strv_add(&w->incs, &w->n_incs, target) != 0 ||
 	    !include_gpath(w, target, g)) {
 		w->failed = true;
 		return NULL;
 	}
 	return strdup(g);
+#endif
 }
 
 static char *cb_module(void *ctx, const char *module, const char *src,

@@ -78,6 +78,7 @@ struct pwrap_real {
 	int (*pam_get_item)(const void *, int, const void **);
 	void (*pam_vsyslog)(const void *, int, const char *, va_list);
 	int (*audit_open)(void);
+	int (*openpam_set_feature)(int, int);	/* OpenPAM only */
 };
 PWRAP_HIDDEN const struct pwrap_real *pwrap_real(void);
 

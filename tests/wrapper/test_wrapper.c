@@ -308,7 +308,11 @@ static void test_include_resolution(void **state)
 {
 	pt_write_file(*state, "inc", "auth include common-auth\n"
 		      "account substack common-account\n"
+#if defined(PWRAP_LIBPAM_AT_INCLUDE)
 		      "@include common-session\n");
+#else	/* a libpam without "@include" (upstream Linux-PAM 1.3) */
+		      "session include common-session\n");
+#endif
 	pt_write_file(*state, "common-auth", "auth required pam_permit.so\n");
 	pt_write_file(*state, "common-account",
 		      "account required pam_permit.so\n");
@@ -497,6 +501,10 @@ static void test_set_item_service_reload(void **state)
 
 static void test_app_confdir(void **state)
 {
+#if !defined(PWRAP_HAVE_PAM_START_CONFDIR)
+	(void)state;
+	skip();	/* this libpam has no pam_start_confdir to call */
+#else
 	struct pam_conv c = { conv_fn, NULL };
 	pam_handle_t *ph = NULL;
 	char *mine = pt_mkdtemp();
@@ -512,6 +520,7 @@ static void test_app_confdir(void **state)
 	assert_int_equal(txn("app", 'a'), PAM_AUTH_ERR);
 	pt_rmtree(mine);
 	free(mine);
+#endif
 }
 
 static void test_module_name_resolution(void **state)
