@@ -29,8 +29,7 @@
 
 /* A rewritten file in conf/, with what it was made from. */
 struct pwrap_gen {
-	struct pwrap_gen *next;
-	char *gpath;		/* absolute path in conf/ */
+	struct pwrap_entry e;	/* first; e.name: its absolute path in conf/ */
 	char *src;		/* source path it was rewritten from */
 	char *shown;		/* the user's file, for messages */
 	struct pwrap_sig sig;	/* source signature then */
@@ -38,7 +37,7 @@ struct pwrap_gen {
 	size_t n_incs;
 };
 
-static struct pwrap_gen *gens;
+static struct pwrap_entry *gens;	/* of struct pwrap_gen */
 
 static pthread_mutex_t prep_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -75,10 +74,14 @@ static void strv_free(char **v, size_t n)
 	free(v);
 }
 
-static void gen_free_one(struct pwrap_gen *g)
+/* Frees an entry taken out of gens (NULL: nothing). */
+static void gen_free(struct pwrap_gen *g)
 {
+	if (g == NULL) {
+		return;
+	}
 	strv_free(g->incs, g->n_incs);
-	free(g->gpath);
+	free(g->e.name);
 	free(g->src);
 	free(g->shown);
 	free(g);
@@ -87,10 +90,7 @@ static void gen_free_one(struct pwrap_gen *g)
 static void gens_free(void)
 {
 	while (gens != NULL) {
-		struct pwrap_gen *g = gens;
-
-		gens = g->next;
-		gen_free_one(g);
+		gen_free((struct pwrap_gen *)pwrap_list_take(&gens, NULL));
 	}
 }
 
@@ -269,45 +269,24 @@ static char *cb_module(void *ctx, const char *module, const char *src,
 
 static struct pwrap_gen *gen_find(const char *gpath)
 {
-	struct pwrap_gen *g;
-
-	for (g = gens; g != NULL; g = g->next) {
-		if (strcmp(g->gpath, gpath) == 0) {
-			return g;
-		}
-	}
-	return NULL;
+	return (struct pwrap_gen *)pwrap_list_find(gens, gpath);
 }
 
 static void gen_drop(const char *gpath)
 {
-	struct pwrap_gen **pp;
-
-	for (pp = &gens; *pp != NULL; pp = &(*pp)->next) {
-		if (strcmp((*pp)->gpath, gpath) == 0) {
-			struct pwrap_gen *g = *pp;
-
-			*pp = g->next;
-			gen_free_one(g);
-			return;
-		}
-	}
+	gen_free((struct pwrap_gen *)pwrap_list_take(&gens, gpath));
 }
 
 static struct pwrap_gen *gen_new(const char *gpath)
 {
 	struct pwrap_gen *g = calloc(1, sizeof(*g));
 
-	if (g == NULL || (g->gpath = strdup(gpath)) == NULL ||
+	if (g == NULL || (g->e.name = strdup(gpath)) == NULL ||
 	    (g->src = strdup("")) == NULL) {
-		if (g != NULL) {
-			free(g->gpath);
-		}
-		free(g);
+		gen_free(g);
 		return NULL;
 	}
-	g->next = gens;
-	gens = g;
+	pwrap_list_push(&gens, &g->e);
 	return g;
 }
 
@@ -339,7 +318,7 @@ static void walk_include(struct walk *w, const char *target, const char *from)
 	walk_file(w, gpath, src, shown, &sig);
 }
 
-/* Rewrites src into g->gpath; replaces g's source, signature and includes. */
+/* Rewrites src into g->e.name; replaces g's source, signature and includes. */
 static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		      const char *shown, const struct pwrap_sig *sig)
 {
@@ -385,8 +364,8 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		rc = -1;
 		goto out;
 	}
-	if (pwrap_write_atomic(g->gpath, out, out_len) != 0) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot write %s: %s", g->gpath,
+	if (pwrap_write_atomic(g->e.name, out, out_len) != 0) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot write %s: %s", g->e.name,
 			  strerror(errno));
 		w->suspect = true;
 		rc = -1;
@@ -404,7 +383,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 	n_incs = 0;
 	nsrc = NULL;
 	nshown = NULL;
-	PWRAP_LOG(PWRAP_LOG_TRACE, "rewrote %s into %s", g->src, g->gpath);
+	PWRAP_LOG(PWRAP_LOG_TRACE, "rewrote %s into %s", g->src, g->e.name);
 	rc = 0;
 out:
 	strv_free(incs, n_incs);

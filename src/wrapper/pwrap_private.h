@@ -10,7 +10,8 @@
  *   pwrap_legacy.c    libpam without pam_start_confdir: its fopen calls
  *                     of pam.d files are sent to the prepared conf/
  *   pwrap_conf.c      the rewriter, a pure function (text in, text out)
- *   pwrap_file.c, pwrap_libpam.c, pwrap_log.c   helpers, the real libpam
+ *   pwrap_file.c, pwrap_libpam.c, pwrap_log.c, pwrap_list.c
+ *                     helpers, the real libpam
  *
  * Nothing here is exported from the shared object (hidden visibility).
  */
@@ -151,6 +152,28 @@ PWRAP_HIDDEN int pwrap_rmtree(const char *path);
 /* Removes everything in the open directory dfd except the entry named
  * keep (NULL: none); closes dfd. */
 PWRAP_HIDDEN int pwrap_rmtree_at(int dfd, const char *keep);
+
+/* ---- lists of named entries (pwrap_list.c) ----------------------------- */
+
+/*
+ * An entry of one of the wrapper's lists starts with this (its first
+ * member, so a pointer to it is a pointer to the entry).  name is the key,
+ * malloc'd and owned by the entry; a list is a pointer to its first entry.
+ */
+struct pwrap_entry {
+	struct pwrap_entry *next;
+	char *name;
+};
+/* The entry called name, or NULL. */
+PWRAP_HIDDEN struct pwrap_entry *pwrap_list_find(struct pwrap_entry *head,
+						 const char *name);
+/* Puts e first in the list. */
+PWRAP_HIDDEN void pwrap_list_push(struct pwrap_entry **head,
+				  struct pwrap_entry *e);
+/* Takes the entry called name (NULL: the first) out of the list and
+ * returns it, now the caller's to free; NULL when there is none. */
+PWRAP_HIDDEN struct pwrap_entry *pwrap_list_take(struct pwrap_entry **head,
+						 const char *name);
 
 /* ---- the runtime directory (pwrap_rundir.c) ----------------------------- */
 
