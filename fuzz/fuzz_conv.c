@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * libFuzzer target: libpamtest's built-in conversation
- * (src/libpamtest/libpamtest.c, compiled into this program).  The libpam
+ * (src/libpamtest/libpamtest.c and pamtest_conv.c, compiled into this
+ * program).  The libpam
  * functions libpamtest calls are stubs defined here: pam_start() and
  * pam_set_item(PAM_CONV) keep a copy of the conversation, and every PAM
  * operation calls it once with a message array read from the fuzz input,

@@ -33,6 +33,22 @@ run_suite() {  # dir, extra cmake args...
 echo "== normal build =="
 run_suite "$build"
 if [ -z "${PWRAP_QUICK:-}" ]; then
+  # The path for libpam without pam_start_confdir (Linux-PAM < 1.4,
+  # OpenPAM), taken here with Debian's libpam.
+  echo "== forced legacy build (PAM_WRAPPER_FORCE_LEGACY=ON) =="
+  run_suite "$build-legacy" -DPAM_WRAPPER_FORCE_LEGACY=ON
+  # Other PAM implementations, built by hand outside the repository (see
+  # README): only when their installation prefixes are given.
+  for impl in "Linux-PAM 1.3.1:PWRAP_LINUX_PAM_131_PREFIX" \
+              "OpenPAM:PWRAP_OPENPAM_PREFIX"; do
+    name=${impl%%:*} var=${impl#*:}
+    if [ -n "${!var:-}" ]; then
+      echo "== $name at ${!var} =="
+      run_suite "$build-${var,,}" -DPWRAP_PAM_PREFIX="${!var}"
+    else
+      echo "== $name: SKIPPED ($var is not set; this machine has only Debian's Linux-PAM) =="
+    fi
+  done
   echo "== ASan+UBSan build =="
   run_suite "$build-asan" -DPWRAP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
   echo "== valgrind run of the C tests =="

@@ -2,12 +2,12 @@
 /*
  * libpamtest: runs a list of PAM operations in one transaction and compares
  * each result with the expected one (see include/libpamtest.h and
- * libpamtest(3)).  The built-in conversation answers prompts from the
- * caller's NULL-terminated answer lists and copies messages into the caller's
- * NULL-terminated buffer arrays, never past either end.  Its state lives in
- * the frame of the running call; before the call returns the handle is either
- * ended or, when kept, given a conversation without state, so a kept handle
- * never points into a dead frame.
+ * libpamtest(3)).  The built-in conversation (pamtest_conv.c) answers
+ * prompts from the caller's answer lists and copies messages into the
+ * caller's buffers.  Its state lives in the frame of the running call;
+ * before the call returns the handle is either ended or, when kept, given
+ * a conversation without state, so a kept handle never points into a dead
+ * frame.
  *
  * Fault injection (_pamtest_faults(), _pamtest_conv_faults()) puts
  * pamtest_fault_conv in front of the conversation that would otherwise
@@ -28,151 +28,8 @@
 #include <security/pam_appl.h>
 
 #include "libpamtest.h"
+#include "pamtest_conv.h"
 #include "pamtest_preload.h"
-
-/*
- * State of the built-in conversation for one call.  data is the caller's
- * (may be NULL); the indexes say how many answers and buffers this call has
- * used so far.
- */
-struct pamtest_conv_state {
-	struct pamtest_conv_data *data;
-	size_t echo_off_idx;
-	size_t echo_on_idx;
-	size_t err_idx;
-	size_t info_idx;
-};
-
-/* The next answer of a NULL-terminated list, or NULL when there is none. */
-static const char *next_answer(const char **answers, size_t *idx)
-{
-	if (answers == NULL || answers[*idx] == NULL) {
-		return NULL;
-	}
-	return answers[(*idx)++];
-}
-
-/*
- * Copy msg into the next buffer of a NULL-terminated array of
- * PAM_MAX_MSG_SIZE buffers; drop it when there is no buffer left.
- */
-static void copy_message(char **bufs, size_t *idx, const char *msg)
-{
-	char *dst;
-	size_t len;
-
-	if (bufs == NULL || bufs[*idx] == NULL) {
-		return;
-	}
-	dst = bufs[(*idx)++];
-	if (msg == NULL) {
-		msg = "";
-	}
-	len = strnlen(msg, PAM_MAX_MSG_SIZE - 1);
-	memcpy(dst, msg, len);
-	dst[len] = '\0';
-}
-
-/* Free a reply array; answers may be passwords, so wipe them first. */
-static void free_reply(struct pam_response *reply, int num_msg)
-{
-	for (int i = 0; i < num_msg; i++) {
-		if (reply[i].resp != NULL) {
-			explicit_bzero(reply[i].resp, strlen(reply[i].resp));
-			free(reply[i].resp);
-		}
-	}
-	free(reply);
-}
-
-/*
- * The built-in conversation.  appdata_ptr is a struct pamtest_conv_state, or
- * NULL for a handle no call is running on: then every prompt fails and
- * messages are dropped.  The reply array and its strings are allocated here
- * and owned by the caller (Linux-PAM) on success.
- */
-static int pamtest_builtin_conv(int num_msg, const struct pam_message **msg,
-				struct pam_response **resp, void *appdata_ptr)
-{
-	struct pamtest_conv_state *st = appdata_ptr;
-	struct pamtest_conv_data *data = st != NULL ? st->data : NULL;
-	struct pamtest_conv_state none = { .data = NULL };
-	struct pam_response *reply = NULL;
-	int rv = PAM_CONV_ERR;
-
-	if (resp == NULL) {
-		return PAM_CONV_ERR;
-	}
-	*resp = NULL;
-	if (msg == NULL || num_msg <= 0) {
-		return PAM_CONV_ERR;
-	}
-	if (st == NULL) {
-		st = &none;
-	}
-
-	reply = calloc((size_t)num_msg, sizeof(*reply));
-	if (reply == NULL) {
-		return PAM_BUF_ERR;
-	}
-
-	for (int i = 0; i < num_msg; i++) {
-		const struct pam_message *m = msg[i];
-		const char *answer;
-
-		if (m == NULL) {
-			rv = PAM_CONV_ERR;
-			goto out;
-		}
-		switch (m->msg_style) {
-		case PAM_PROMPT_ECHO_OFF:
-		case PAM_PROMPT_ECHO_ON:
-			if (m->msg_style == PAM_PROMPT_ECHO_OFF) {
-				answer = next_answer(data ? data->in_echo_off : NULL,
-						     &st->echo_off_idx);
-			} else {
-				answer = next_answer(data ? data->in_echo_on : NULL,
-						     &st->echo_on_idx);
-			}
-			if (answer == NULL) {
-				rv = PAM_CONV_ERR;
-				goto out;
-			}
-			reply[i].resp = strdup(answer);
-			if (reply[i].resp == NULL) {
-				rv = PAM_BUF_ERR;
-				goto out;
-			}
-			break;
-		case PAM_ERROR_MSG:
-			copy_message(data ? data->out_err : NULL, &st->err_idx,
-				     m->msg);
-			break;
-		case PAM_TEXT_INFO:
-			copy_message(data ? data->out_info : NULL, &st->info_idx,
-				     m->msg);
-			break;
-		default:
-			rv = PAM_CONV_ERR;
-			goto out;
-		}
-	}
-
-	*resp = reply;
-	reply = NULL;
-	rv = PAM_SUCCESS;
-out:
-	if (reply != NULL) {
-		free_reply(reply, num_msg);
-	}
-	return rv;
-}
-
-/* What a kept handle is left with: no state, so nothing can dangle. */
-static const struct pam_conv detached_conv = {
-	.conv = pamtest_builtin_conv,
-	.appdata_ptr = NULL,
-};
 
 /*
  * State of the fault layer for one call: the caller's faults (their calls
@@ -270,10 +127,10 @@ static int long_answer_conv(const struct pamtest_fault_state *fs, int num_msg,
 	rv = PAM_SUCCESS;
 out:
 	if (inner_reply != NULL) {
-		free_reply(inner_reply, nothers);
+		pamtest_free_reply(inner_reply, nothers);
 	}
 	if (reply != NULL) {
-		free_reply(reply, num_msg);
+		pamtest_free_reply(reply, num_msg);
 	}
 	free(others);
 	return rv;
@@ -479,7 +336,7 @@ enum pamtest_err _pamtest(const char *service,
 		.appdata_ptr = &state,
 	};
 
-	return pamtest_run(service, user, &conv, &detached_conv,
+	return pamtest_run(service, user, &conv, &pamtest_detached_conv,
 			   test_cases, num_test_cases, pam_handle);
 }
 
@@ -498,7 +355,7 @@ enum pamtest_err _pamtest_conv(const char *service,
 	const struct pam_conv *install = &conv;
 
 	if (conv_fn == NULL) {
-		install = pam_handle != NULL ? NULL : &detached_conv;
+		install = pam_handle != NULL ? NULL : &pamtest_detached_conv;
 	}
 	/* The caller's function and data stay on a kept handle: they are theirs. */
 	return pamtest_run(service, user, install, NULL,
@@ -529,7 +386,7 @@ enum pamtest_err _pamtest_faults(const char *service,
 				num_test_cases, pam_handle);
 	}
 	faults->calls = 0;
-	return pamtest_run(service, user, &conv, &detached_conv,
+	return pamtest_run(service, user, &conv, &pamtest_detached_conv,
 			   test_cases, num_test_cases, pam_handle);
 }
 
@@ -564,7 +421,7 @@ enum pamtest_err _pamtest_conv_faults(const char *service,
 		 * the faults.  pam_set_item() below frees libpam's copy, so
 		 * ours is a copy of the struct, not a pointer to it.
 		 */
-		fs.inner = detached_conv;
+		fs.inner = pamtest_detached_conv;
 		if (pam_handle != NULL &&
 		    pam_get_item(pam_handle, PAM_CONV, &cur) == PAM_SUCCESS &&
 		    cur != NULL) {

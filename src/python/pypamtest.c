@@ -4,15 +4,17 @@
  * pypamtest: the CPython extension module over libpamtest.  It lets a Python
  * test run a PAM transaction (a list of TestCase operations) against a
  * service file, answering the module's prompts from lists of strings and
- * collecting its info and error messages.  We drive the conversation
- * ourselves through _pamtest_conv() so any number of prompts and messages
- * work, a prompt with no answer left fails the conversation cleanly, and the
- * GIL can be released around the whole PAM transaction: everything the
- * conversation function touches while the GIL is released is plain C memory
- * (answers copied before, messages converted after).
+ * collecting its info and error messages.  The conversation is
+ * libpamtest's built-in one (pamtest_conv.c, compiled in), handed to
+ * _pamtest_conv_faults() with a message sink of ours that collects any
+ * number of messages of any length (struct pamtest_conv_data's fixed
+ * buffers could not).  A prompt with no answer left fails the conversation
+ * cleanly, and the GIL is released around the whole PAM transaction:
+ * everything the conversation touches then is plain C memory (answers
+ * copied before, messages converted after).
  *
  * Conversation faults (conv_fail_at=, conv_null_resp_at=, ...) are libpamtest's
- * (_pamtest_conv_faults): its fault layer sits in front of our conversation
+ * (_pamtest_conv_faults): its fault layer sits in front of the conversation
  * and is gone again when the run returns.
  *
  * Handle ownership (PAMTEST_KEEPHANDLE): a kept pam_handle_t is wrapped in a
@@ -39,6 +41,7 @@
 #include <security/pam_appl.h>
 
 #include "libpamtest.h"
+#include "pamtest_conv.h"
 #include "pamtest_preload.h"
 
 #define HANDLE_CAPSULE_NAME "pypamtest.pam_handle"
@@ -49,7 +52,7 @@ static char handle_owned;
 static PyObject *PamTestError; /* pypamtest.PamTestError, an OSError */
 
 /* ------------------------------------------------------------------ */
-/* Conversation: plain C, runs without the GIL.                        */
+/* What the conversation reads and fills: plain C, used without the GIL. */
 
 struct str_list {
 	char **v; /* heap strings, owned by the list */
@@ -57,18 +60,10 @@ struct str_list {
 	size_t cap;
 };
 
-struct answer_queue {
-	char **v; /* heap copies of the answers; wiped and freed by us */
-	size_t n;
-	size_t next;
-};
-
-struct conv_ctx {
-	struct answer_queue echo_off;
-	struct answer_queue echo_on;
+/* The messages of one run, filled by collect_message(). */
+struct messages {
 	struct str_list info;
 	struct str_list errors;
-	bool oom;
 };
 
 static int str_list_append(struct str_list *l, const char *s)
@@ -85,7 +80,7 @@ static int str_list_append(struct str_list *l, const char *s)
 		l->v = nv;
 		l->cap = ncap;
 	}
-	copy = strdup(s != NULL ? s : "");
+	copy = strdup(s);
 	if (copy == NULL) {
 		return -1;
 	}
@@ -102,107 +97,24 @@ static void str_list_free(struct str_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static void answer_queue_free(struct answer_queue *q)
+/* The conversation's message sink (pamtest_conv.h): ctx is struct messages. */
+static int collect_message(void *ctx, int msg_style, const char *msg)
 {
-	for (size_t i = 0; i < q->n; i++) {
-		if (q->v[i] != NULL) {
-			explicit_bzero(q->v[i], strlen(q->v[i]));
-			free(q->v[i]);
-		}
-	}
-	free(q->v);
-	memset(q, 0, sizeof(*q));
+	struct messages *m = ctx;
+
+	return str_list_append(msg_style == PAM_ERROR_MSG ? &m->errors
+							  : &m->info, msg);
 }
 
-/* Frees a response array we built but did not hand over; answers are wiped. */
-static void responses_free(struct pam_response *resp, int num_msg)
+/* Frees a NULL-terminated list of answers, which may be passwords: wiped. */
+static void answers_free(char **v)
 {
-	for (int i = 0; i < num_msg; i++) {
-		if (resp[i].resp != NULL) {
-			explicit_bzero(resp[i].resp, strlen(resp[i].resp));
-			free(resp[i].resp);
-		}
+	for (size_t i = 0; v != NULL && v[i] != NULL; i++) {
+		explicit_bzero(v[i], strlen(v[i]));
+		free(v[i]);
 	}
-	free(resp);
+	free(v);
 }
-
-/*
- * The PAM conversation.  userdata is a struct conv_ctx, or NULL for a kept
- * handle that is parked between runs (every conversation then fails).  On
- * success the response array and its strings belong to the caller (the
- * module), as PAM requires.
- */
-static int pypamtest_conv(int num_msg, const struct pam_message **msgs,
-			  struct pam_response **resp_out, void *userdata)
-{
-	struct conv_ctx *ctx = userdata;
-	struct pam_response *resp = NULL;
-	int rv = PAM_CONV_ERR;
-
-	if (ctx == NULL || num_msg <= 0 || msgs == NULL || resp_out == NULL) {
-		return PAM_CONV_ERR;
-	}
-	resp = calloc((size_t)num_msg, sizeof(*resp));
-	if (resp == NULL) {
-		ctx->oom = true;
-		return PAM_BUF_ERR;
-	}
-
-	for (int i = 0; i < num_msg; i++) {
-		const struct pam_message *m = msgs[i];
-		struct answer_queue *q = NULL;
-		struct str_list *l = NULL;
-
-		if (m == NULL) {
-			goto out;
-		}
-		switch (m->msg_style) {
-		case PAM_PROMPT_ECHO_OFF:
-			q = &ctx->echo_off;
-			break;
-		case PAM_PROMPT_ECHO_ON:
-			q = &ctx->echo_on;
-			break;
-		case PAM_TEXT_INFO:
-			l = &ctx->info;
-			break;
-		case PAM_ERROR_MSG:
-			l = &ctx->errors;
-			break;
-		default:
-			goto out; /* binary/radio prompts: not supported */
-		}
-		if (l != NULL) {
-			if (str_list_append(l, m->msg) != 0) {
-				ctx->oom = true;
-				rv = PAM_BUF_ERR;
-				goto out;
-			}
-			continue;
-		}
-		if (q->next >= q->n) {
-			goto out; /* no answer left: fail the conversation */
-		}
-		resp[i].resp = strdup(q->v[q->next++]);
-		if (resp[i].resp == NULL) {
-			ctx->oom = true;
-			rv = PAM_BUF_ERR;
-			goto out;
-		}
-	}
-
-	*resp_out = resp;
-	resp = NULL;
-	rv = PAM_SUCCESS;
-out:
-	if (resp != NULL) {
-		responses_free(resp, num_msg);
-	}
-	return rv;
-}
-
-/* Conversation installed on a kept handle between runs (see header). */
-static const struct pam_conv parked_conv = {pypamtest_conv, NULL};
 
 /* ------------------------------------------------------------------ */
 /* TestCase                                                            */
@@ -559,8 +471,12 @@ static PyObject *sequence_arg(PyObject *obj, const char *what)
 	return t;
 }
 
-/* Copies the answers of echo_off/echo_on (None, or a sequence of str). */
-static int copy_answers(PyObject *obj, const char *what, struct answer_queue *q)
+/*
+ * Copies the answers of echo_off/echo_on (None, or a sequence of str) into
+ * *out, a NULL-terminated list as struct pamtest_conv_data takes (None: no
+ * list).  The caller frees it with answers_free(), also after a failure.
+ */
+static int copy_answers(PyObject *obj, const char *what, char ***out)
 {
 	PyObject *t = NULL;
 	Py_ssize_t n;
@@ -574,8 +490,9 @@ static int copy_answers(PyObject *obj, const char *what, struct answer_queue *q)
 		goto out;
 	}
 	n = PyTuple_GET_SIZE(t);
-	q->v = calloc(n > 0 ? (size_t)n : 1, sizeof(*q->v));
-	if (q->v == NULL) {
+	/* calloc: the list stays NULL-terminated whatever is filled in. */
+	*out = calloc((size_t)n + 1, sizeof(**out));
+	if (*out == NULL) {
 		PyErr_NoMemory();
 		goto out;
 	}
@@ -601,15 +518,13 @@ static int copy_answers(PyObject *obj, const char *what, struct answer_queue *q)
 				     i);
 			goto out;
 		}
-		q->v[i] = strdup(PyBytes_AS_STRING(b));
+		(*out)[i] = strdup(PyBytes_AS_STRING(b));
 		Py_DECREF(b);
-		q->n = (size_t)i + 1;
-		if (q->v[i] == NULL) {
+		if ((*out)[i] == NULL) {
 			PyErr_NoMemory();
 			goto out;
 		}
 	}
-	q->n = (size_t)n;
 	rc = 0;
 out:
 	Py_XDECREF(t);
@@ -720,8 +635,12 @@ static int collect_case_outputs(PyObject *tests, struct pam_testcase *cases,
 
 			c->case_out.ph = NULL;
 			if (ph != kept_ph) {
-				/* Nothing may prompt through this run's ctx. */
-				pam_set_item(ph, PAM_CONV, &parked_conv);
+				/* The run's conversation state dies with
+				 * this call: park the handle on
+				 * libpamtest's stateless conversation
+				 * (prompts fail, messages are dropped). */
+				pam_set_item(ph, PAM_CONV,
+					     &pamtest_detached_conv);
 				Py_CLEAR(kept_cap);
 				kept_ph = ph;
 				if (in_cap != NULL && ph == in_ph) {
@@ -783,8 +702,10 @@ static const struct int_const pam_codes[] = {
 	C(PAM_AUTHTOK_EXPIRED),
 	C(PAM_MODULE_UNKNOWN),
 	C(PAM_BAD_ITEM),
+#if !defined(PWRAP_OPENPAM)	/* Linux-PAM's */
 	C(PAM_CONV_AGAIN),
 	C(PAM_INCOMPLETE),
+#endif
 };
 
 /* The other integer constants of the module. */
@@ -1054,7 +975,11 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 	PyObject *in_cap = NULL;
 	pam_handle_t *in_ph = NULL;
 	struct pam_testcase *cases = NULL;
-	struct conv_ctx ctx;
+	char **echo_off = NULL; /* NULL-terminated copies, wiped when freed */
+	char **echo_on = NULL;
+	struct messages msgs;
+	struct pamtest_conv_data data;
+	struct pamtest_conv_state state;
 	enum pamtest_err perr;
 	size_t n = 0;
 	PyObject *result = NULL;
@@ -1063,7 +988,7 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 	TestResultObject *res = NULL;
 	int out_rc;
 
-	memset(&ctx, 0, sizeof(ctx));
+	memset(&msgs, 0, sizeof(msgs));
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "zsO|OOO$OOOOpOO:run_pamtest",
 					 kwlist, &user, &service, &tests_arg,
@@ -1105,10 +1030,20 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 		cases[i].flags = tc->flags;
 	}
 
-	if (copy_answers(echo_off_arg, "echo_off", &ctx.echo_off) != 0 ||
-	    copy_answers(echo_on_arg, "echo_on", &ctx.echo_on) != 0) {
+	if (copy_answers(echo_off_arg, "echo_off", &echo_off) != 0 ||
+	    copy_answers(echo_on_arg, "echo_on", &echo_on) != 0) {
 		goto out;
 	}
+	/* Messages go to msgs, so data's buffers stay NULL. */
+	data = (struct pamtest_conv_data){
+		.in_echo_off = (const char **)echo_off,
+		.in_echo_on = (const char **)echo_on,
+	};
+	state = (struct pamtest_conv_state){
+		.data = &data,
+		.sink = collect_message,
+		.sink_ctx = &msgs,
+	};
 
 	if (handle_arg == Py_None && pamtest_preload_missing()) {
 		/* Not libpamtest's stderr line: the exception says it. */
@@ -1138,16 +1073,16 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 
 	Py_BEGIN_ALLOW_THREADS
 	/* No fault asked: the plain call, exactly as before. */
-	perr = _pamtest_conv_faults(service, user, pypamtest_conv, &ctx,
-				    any_fault ? &faults : NULL, cases, n,
-				    in_ph);
+	perr = _pamtest_conv_faults(service, user, pamtest_builtin_conv,
+				    &state, any_fault ? &faults : NULL, cases,
+				    n, in_ph);
 	Py_END_ALLOW_THREADS
 
 	out_rc = collect_case_outputs(tests, cases, n, in_cap, in_ph);
 	if (out_rc != 0) {
 		goto out;
 	}
-	if (ctx.oom) {
+	if (state.oom) {
 		PyErr_NoMemory();
 		goto out;
 	}
@@ -1156,8 +1091,8 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 		goto out;
 	}
 
-	info = str_list_to_tuple(&ctx.info);
-	errors = str_list_to_tuple(&ctx.errors);
+	info = str_list_to_tuple(&msgs.info);
+	errors = str_list_to_tuple(&msgs.errors);
 	if (info == NULL || errors == NULL) {
 		goto out;
 	}
@@ -1173,10 +1108,10 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 out:
 	Py_XDECREF(info);
 	Py_XDECREF(errors);
-	answer_queue_free(&ctx.echo_off);
-	answer_queue_free(&ctx.echo_on);
-	str_list_free(&ctx.info);
-	str_list_free(&ctx.errors);
+	answers_free(echo_off);
+	answers_free(echo_on);
+	str_list_free(&msgs.info);
+	str_list_free(&msgs.errors);
 	free(cases);
 	Py_XDECREF(in_cap);
 	Py_XDECREF(tests);

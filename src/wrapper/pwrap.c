@@ -4,7 +4,9 @@
  * definitions bind the application's (versioned) references to libpam:
  *
  *   pam_start, pam_start_confdir  redirect the configuration to a private
- *                                 rewritten copy of PAM_WRAPPER_SERVICE_DIR;
+ *                                 rewritten copy of PAM_WRAPPER_SERVICE_DIR
+ *                                 (with pam_start_confdir, or, for a libpam
+ *                                 without it, through pwrap_legacy.c);
  *   pam_set_item(PAM_SERVICE)     prepares the new service's file first, since
  *                                 libpam reloads the stack from the confdir;
  *   pam_syslog, pam_vsyslog       module log lines go to stderr as PWRAP lines
@@ -27,6 +29,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <security/pam_appl.h>
+#if defined(PWRAP_OPENPAM)
+#include <security/openpam.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +42,6 @@
 #include <syslog.h>
 
 #include "pwrap_private.h"
-
-#define PWRAP_EXPORT __attribute__((visibility("default")))
 
 /* A setuid or setgid process (or one with file capabilities) must never
  * take its PAM configuration from the environment. */
@@ -103,11 +106,28 @@ static int pwrap_start(const char *service, const char *user,
 	int rc;
 
 	__atomic_store_n(&last_start_wrapped, true, __ATOMIC_RELAXED);
-	if (r->pam_start_confdir == NULL) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "libpam has no pam_start_confdir "
-			  "(Linux-PAM >= 1.4 is needed)");
-		rc = PAM_ABORT;
+	if (r->pam_start == NULL) {
+		rc = PAM_ABORT;	/* no libpam (logged when looked up) */
 		goto out;
+	}
+	if (r->pam_start_confdir == NULL || pwrap_force_legacy()) {
+		/* libpam reads fixed paths: pwrap_legacy.c answers them */
+		rc = pwrap_prepare(service, app_confdir, NULL);
+		if (rc != PAM_SUCCESS) {
+			goto out;
+		}
+		pwrap_legacy_start();
+#if defined(PWRAP_OPENPAM)
+		/* OpenPAM refuses modules below a world-writable directory
+		 * (any build tree in /tmp); a test setup loads its own. */
+		if (r->openpam_set_feature != NULL) {
+			r->openpam_set_feature(OPENPAM_VERIFY_MODULE_FILE, 0);
+		}
+#endif
+		rc = r->pam_start(service, user, conv, (void **)pamh);
+		PWRAP_LOG(PWRAP_LOG_TRACE, "pam_start(%s) on the legacy path "
+			  "= %d", service, rc);
+		return rc;
 	}
 	rc = pwrap_prepare(service, app_confdir, &confdir);
 	if (rc != PAM_SUCCESS) {

@@ -10,7 +10,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,18 +22,59 @@
 
 static struct pwrap_real real;
 static pthread_once_t real_once = PTHREAD_ONCE_INIT;
+static const void *libpam_base;
 
+bool pwrap_force_legacy(void)
+{
+#if defined(PWRAP_FORCE_LEGACY)
+	return true;
+#else
+	return false;
+#endif
+}
+
+/* dl_iterate_phdr callback: copies the path of a loaded libpam.so* into
+ * the buffer data (PATH_MAX bytes) and stops. */
+static int find_libpam(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *slash;
+
+	(void)size;
+	if (info->dlpi_name == NULL) {
+		return 0;
+	}
+	slash = strrchr(info->dlpi_name, '/');
+	if (strncmp(slash ? slash + 1 : info->dlpi_name, "libpam.so", 9) !=
+	    0) {
+		return 0;
+	}
+	if (data != NULL) {
+		snprintf(data, PATH_MAX, "%s", info->dlpi_name);
+	}
+	return 1;
+}
+
+/*
+ * The libpam the program loaded (whatever its SONAME: Linux-PAM's
+ * libpam.so.0, OpenPAM's libpam.so.2 or .6), else the one this wrapper was
+ * built against.
+ */
 static void real_load(void)
 {
-	void *h = dlopen("libpam.so.0", RTLD_LAZY | RTLD_NOLOAD);
+	char loaded[PATH_MAX];
+	void *h = NULL;
 	void *ha;
+	Dl_info info;
 
-	if (h == NULL) {
-		h = dlopen("libpam.so.0", RTLD_LAZY);
+	if (dl_iterate_phdr(find_libpam, loaded) != 0) {
+		h = dlopen(loaded, RTLD_LAZY | RTLD_NOLOAD);
 	}
 	if (h == NULL) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot load libpam.so.0: %s",
-			  dlerror());
+		h = dlopen(PWRAP_LIBPAM_SONAME, RTLD_LAZY);
+	}
+	if (h == NULL) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot load %s: %s",
+			  PWRAP_LIBPAM_SONAME, dlerror());
 		return;
 	}
 	*(void **)&real.pam_start = dlsym(h, "pam_start");
@@ -39,6 +82,12 @@ static void real_load(void)
 	*(void **)&real.pam_set_item = dlsym(h, "pam_set_item");
 	*(void **)&real.pam_get_item = dlsym(h, "pam_get_item");
 	*(void **)&real.pam_vsyslog = dlsym(h, "pam_vsyslog");
+	*(void **)&real.openpam_set_feature = dlsym(h, "openpam_set_feature");
+	if (real.pam_start != NULL &&
+	    dladdr(*(void **)&real.pam_start, &info) != 0) {
+		__atomic_store_n(&libpam_base, info.dli_fbase,
+				 __ATOMIC_RELEASE);
+	}
 	ha = dlopen("libaudit.so.1", RTLD_LAZY | RTLD_NOLOAD);
 	if (ha != NULL) {
 		*(void **)&real.audit_open = dlsym(ha, "audit_open");
@@ -51,22 +100,14 @@ const struct pwrap_real *pwrap_real(void)
 	return &real;
 }
 
-static int has_libpam(struct dl_phdr_info *info, size_t size, void *data)
+const void *pwrap_libpam_base(void)
 {
-	const char *slash;
-
-	(void)size;
-	(void)data;
-	if (info->dlpi_name == NULL) {
-		return 0;
-	}
-	slash = strrchr(info->dlpi_name, '/');
-	return strncmp(slash ? slash + 1 : info->dlpi_name, "libpam.so", 9) == 0;
+	return __atomic_load_n(&libpam_base, __ATOMIC_ACQUIRE);
 }
 
 bool pwrap_libpam_loaded(void)
 {
-	return dl_iterate_phdr(has_libpam, NULL) != 0;
+	return dl_iterate_phdr(find_libpam, NULL) != 0;
 }
 
 /* <directory of the object that defines sym>/sub, malloc'd, or NULL. */

@@ -16,7 +16,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <security/_pam_types.h>
+#include <security/pam_appl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +29,7 @@
 
 /* A rewritten file in conf/, with what it was made from. */
 struct pwrap_gen {
-	struct pwrap_gen *next;
-	char *gpath;		/* absolute path in conf/ */
+	struct pwrap_entry e;	/* first; e.name: its absolute path in conf/ */
 	char *src;		/* source path it was rewritten from */
 	char *shown;		/* the user's file, for messages */
 	struct pwrap_sig sig;	/* source signature then */
@@ -38,7 +37,7 @@ struct pwrap_gen {
 	size_t n_incs;
 };
 
-static struct pwrap_gen *gens;
+static struct pwrap_entry *gens;	/* of struct pwrap_gen */
 
 static pthread_mutex_t prep_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -75,10 +74,14 @@ static void strv_free(char **v, size_t n)
 	free(v);
 }
 
-static void gen_free_one(struct pwrap_gen *g)
+/* Frees an entry taken out of gens (NULL: nothing). */
+static void gen_free(struct pwrap_gen *g)
 {
+	if (g == NULL) {
+		return;
+	}
 	strv_free(g->incs, g->n_incs);
-	free(g->gpath);
+	free(g->e.name);
 	free(g->src);
 	free(g->shown);
 	free(g);
@@ -87,10 +90,7 @@ static void gen_free_one(struct pwrap_gen *g)
 static void gens_free(void)
 {
 	while (gens != NULL) {
-		struct pwrap_gen *g = gens;
-
-		gens = g->next;
-		gen_free_one(g);
+		gen_free((struct pwrap_gen *)pwrap_list_take(&gens, NULL));
 	}
 }
 
@@ -180,10 +180,16 @@ static bool include_source(struct walk *w, const char *target, pwrap_path out,
 	return found;
 }
 
-/* conf/.inc/<target, %-escaped>: a flat name for any target path. */
+/* conf/.inc/<target, %-escaped>: a flat name for any target path.
+ * OpenPAM includes a service by name through its policy path (so through
+ * pwrap_legacy.c, to conf/<name>) and refuses any other target itself:
+ * there a target is conf/<target>, and only a plain name is one. */
 static bool include_gpath(const struct walk *w, const char *target,
 			  pwrap_path out)
 {
+#if defined(PWRAP_OPENPAM)
+	return pwrap_name_is_plain(target) && pwrap_pjoin(out, w->conf, target);
+#else
 	static const char hex[] = "0123456789abcdef";
 	size_t j = (size_t)snprintf(out, sizeof(pwrap_path), "%s/.inc/",
 				    w->conf);
@@ -207,6 +213,7 @@ static bool include_gpath(const struct walk *w, const char *target,
 	}
 	out[j] = '\0';
 	return true;
+#endif
 }
 
 static int strv_add(char ***v, size_t *n, const char *s)
@@ -233,12 +240,23 @@ static char *cb_include(void *ctx, const char *target, const char *src,
 
 	(void)src;
 	(void)line;
+#if defined(PWRAP_OPENPAM)
+	/* the name stays (libpam finds conf/<name>); another target is
+	 * refused by OpenPAM, nothing to prepare */
+	if (pwrap_name_is_plain(target) &&
+	    strv_add(&w->incs, &w->n_incs, target) != 0) {
+		w->failed = true;
+	}
+	(void)g;
+	return NULL;
+#else
 	if (strv_add(&w->incs, &w->n_incs, target) != 0 ||
 	    !include_gpath(w, target, g)) {
 		w->failed = true;
 		return NULL;
 	}
 	return strdup(g);
+#endif
 }
 
 static char *cb_module(void *ctx, const char *module, const char *src,
@@ -251,45 +269,24 @@ static char *cb_module(void *ctx, const char *module, const char *src,
 
 static struct pwrap_gen *gen_find(const char *gpath)
 {
-	struct pwrap_gen *g;
-
-	for (g = gens; g != NULL; g = g->next) {
-		if (strcmp(g->gpath, gpath) == 0) {
-			return g;
-		}
-	}
-	return NULL;
+	return (struct pwrap_gen *)pwrap_list_find(gens, gpath);
 }
 
 static void gen_drop(const char *gpath)
 {
-	struct pwrap_gen **pp;
-
-	for (pp = &gens; *pp != NULL; pp = &(*pp)->next) {
-		if (strcmp((*pp)->gpath, gpath) == 0) {
-			struct pwrap_gen *g = *pp;
-
-			*pp = g->next;
-			gen_free_one(g);
-			return;
-		}
-	}
+	gen_free((struct pwrap_gen *)pwrap_list_take(&gens, gpath));
 }
 
 static struct pwrap_gen *gen_new(const char *gpath)
 {
 	struct pwrap_gen *g = calloc(1, sizeof(*g));
 
-	if (g == NULL || (g->gpath = strdup(gpath)) == NULL ||
+	if (g == NULL || (g->e.name = strdup(gpath)) == NULL ||
 	    (g->src = strdup("")) == NULL) {
-		if (g != NULL) {
-			free(g->gpath);
-		}
-		free(g);
+		gen_free(g);
 		return NULL;
 	}
-	g->next = gens;
-	gens = g;
+	pwrap_list_push(&gens, &g->e);
 	return g;
 }
 
@@ -321,7 +318,7 @@ static void walk_include(struct walk *w, const char *target, const char *from)
 	walk_file(w, gpath, src, shown, &sig);
 }
 
-/* Rewrites src into g->gpath; replaces g's source, signature and includes. */
+/* Rewrites src into g->e.name; replaces g's source, signature and includes. */
 static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		      const char *shown, const struct pwrap_sig *sig)
 {
@@ -367,8 +364,8 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		rc = -1;
 		goto out;
 	}
-	if (pwrap_write_atomic(g->gpath, out, out_len) != 0) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot write %s: %s", g->gpath,
+	if (pwrap_write_atomic(g->e.name, out, out_len) != 0) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot write %s: %s", g->e.name,
 			  strerror(errno));
 		w->suspect = true;
 		rc = -1;
@@ -386,7 +383,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 	n_incs = 0;
 	nsrc = NULL;
 	nshown = NULL;
-	PWRAP_LOG(PWRAP_LOG_TRACE, "rewrote %s into %s", g->src, g->gpath);
+	PWRAP_LOG(PWRAP_LOG_TRACE, "rewrote %s into %s", g->src, g->e.name);
 	rc = 0;
 out:
 	strv_free(incs, n_incs);
@@ -509,6 +506,10 @@ static void service_file_name(const char *service, pwrap_path name)
 	char *c;
 
 	snprintf(name, sizeof(pwrap_path), "%s", slash ? slash + 1 : service);
+#if defined(PWRAP_OPENPAM)
+	/* OpenPAM opens the service's file under the name as given */
+	return;
+#endif
 	for (c = name; *c != '\0'; c++) {
 		if (*c >= 'A' && *c <= 'Z') {
 			*c = (char)(*c - 'A' + 'a');
@@ -607,4 +608,18 @@ out:
 	pthread_mutex_unlock(&prep_lock);
 	walk_reset(&w, NULL);
 	return rc;
+}
+
+bool pwrap_prepared_path(const char *name, pwrap_path out)
+{
+	bool ok;
+
+	if (!pwrap_name_is_plain(name)) {
+		return false;
+	}
+	pthread_mutex_lock(&prep_lock);
+	ok = pwrap_rundir()->conf != NULL &&
+	     pwrap_pjoin(out, pwrap_rundir()->conf, name);
+	pthread_mutex_unlock(&prep_lock);
+	return ok;
 }

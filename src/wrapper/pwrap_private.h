@@ -7,8 +7,11 @@
  *   pwrap_prepare.c   service name -> prepared conf/ directory (includes)
  *   pwrap_services.c  services/: the service directory's files, a test's win
  *   pwrap_rundir.c    the runtime directory: create, lock, remove, sweep
+ *   pwrap_legacy.c    libpam without pam_start_confdir: its fopen calls
+ *                     of pam.d files are sent to the prepared conf/
  *   pwrap_conf.c      the rewriter, a pure function (text in, text out)
- *   pwrap_file.c, pwrap_libpam.c, pwrap_log.c   helpers, the real libpam
+ *   pwrap_file.c, pwrap_libpam.c, pwrap_log.c, pwrap_list.c
+ *                     helpers, the real libpam
  *
  * Nothing here is exported from the shared object (hidden visibility).
  */
@@ -22,6 +25,7 @@
 #include <time.h>
 
 #define PWRAP_HIDDEN __attribute__((visibility("hidden")))
+#define PWRAP_EXPORT __attribute__((visibility("default")))
 
 enum pwrap_dbglvl {
 	PWRAP_LOG_ERROR = 0,
@@ -65,7 +69,7 @@ PWRAP_HIDDEN int pwrap_rewrite_service(const char *in, size_t len,
 
 /* ---- binding the real libpam (pwrap_libpam.c) -------------------------- */
 
-/* The real libpam functions, looked up in libpam.so.0 (not RTLD_NEXT: libpam
+/* The real libpam functions, looked up in the loaded libpam (not RTLD_NEXT: libpam
  * may live in a dlopen'ed local scope, e.g. under Python). */
 struct pwrap_real {
 	int (*pam_start)(const char *, const char *, const void *, void **);
@@ -75,8 +79,23 @@ struct pwrap_real {
 	int (*pam_get_item)(const void *, int, const void **);
 	void (*pam_vsyslog)(const void *, int, const char *, va_list);
 	int (*audit_open)(void);
+	int (*openpam_set_feature)(int, int);	/* OpenPAM only */
 };
 PWRAP_HIDDEN const struct pwrap_real *pwrap_real(void);
+
+/* The load address of that libpam (for telling its calls from others'), or
+ * NULL before pwrap_real() found it.  Never loads anything. */
+PWRAP_HIDDEN const void *pwrap_libpam_base(void);
+
+/* Whether transactions take the legacy path even when libpam has
+ * pam_start_confdir (the PAM_WRAPPER_FORCE_LEGACY build option). */
+PWRAP_HIDDEN bool pwrap_force_legacy(void);
+
+/* ---- the legacy path (pwrap_legacy.c) ----------------------------------- */
+
+/* Called before libpam's pam_start on the legacy path: from now on libpam's
+ * own fopen calls of pam.d files are answered from conf/. */
+PWRAP_HIDDEN void pwrap_legacy_start(void);
 
 /* Whether libpam is already loaded in this process (no dlopen). */
 PWRAP_HIDDEN bool pwrap_libpam_loaded(void);
@@ -134,6 +153,28 @@ PWRAP_HIDDEN int pwrap_rmtree(const char *path);
  * keep (NULL: none); closes dfd. */
 PWRAP_HIDDEN int pwrap_rmtree_at(int dfd, const char *keep);
 
+/* ---- lists of named entries (pwrap_list.c) ----------------------------- */
+
+/*
+ * An entry of one of the wrapper's lists starts with this (its first
+ * member, so a pointer to it is a pointer to the entry).  name is the key,
+ * malloc'd and owned by the entry; a list is a pointer to its first entry.
+ */
+struct pwrap_entry {
+	struct pwrap_entry *next;
+	char *name;
+};
+/* The entry called name, or NULL. */
+PWRAP_HIDDEN struct pwrap_entry *pwrap_list_find(struct pwrap_entry *head,
+						 const char *name);
+/* Puts e first in the list. */
+PWRAP_HIDDEN void pwrap_list_push(struct pwrap_entry **head,
+				  struct pwrap_entry *e);
+/* Takes the entry called name (NULL: the first) out of the list and
+ * returns it, now the caller's to free; NULL when there is none. */
+PWRAP_HIDDEN struct pwrap_entry *pwrap_list_take(struct pwrap_entry **head,
+						 const char *name);
+
 /* ---- the runtime directory (pwrap_rundir.c) ----------------------------- */
 
 /*
@@ -172,6 +213,11 @@ PWRAP_HIDDEN bool pwrap_rundir_inherited(void);
  */
 PWRAP_HIDDEN int pwrap_prepare(const char *service, const char *svcdir,
 			       char **confdir);
+
+/* out = conf/name of the current runtime directory, for a plain name (no
+ * '/', no leading '.'); false when there is none.  Takes the preparation
+ * lock: never call it with that lock held. */
+PWRAP_HIDDEN bool pwrap_prepared_path(const char *name, pwrap_path out);
 
 /* Creates the runtime directory now if the process links libpam (so that
  * PAM_WRAPPER_RUNTIME_DIR exists before the first pam_start, as tests

@@ -26,24 +26,22 @@
 
 #include "pwrap_private.h"
 
-/* A copy this process made in services/. */
+/* A copy this process made in services/ (e.name: its file name there). */
 struct copy {
-	struct copy *next;
-	char *name;
+	struct pwrap_entry e;	/* first */
 	struct pwrap_sig src;	/* the service dir's file when copied */
 	struct pwrap_sig copy;	/* our copy right after writing it */
 };
 
-/* A file a test wrote into an inherited services/ (name, contents). */
+/* A file a test wrote into an inherited services/ (e.name, contents). */
 struct saved {
-	struct saved *next;
-	char *name;
+	struct pwrap_entry e;	/* first */
 	char *buf;
 	size_t len;
 };
 
-static struct copy *copies;
-static struct saved *saved;
+static struct pwrap_entry *copies;	/* of struct copy */
+static struct pwrap_entry *saved;	/* of struct saved */
 
 /* What PAM_WRAPPER_SERVICE_DIR resolved to, when it is relative: a daemon
  * that chdir("/")s keeps its service directory.  Resolved against the
@@ -152,36 +150,24 @@ bool pwrap_name_is_plain(const char *name)
 
 static struct copy *copy_find(const char *name)
 {
-	struct copy *c;
-
-	for (c = copies; c != NULL; c = c->next) {
-		if (strcmp(c->name, name) == 0) {
-			return c;
-		}
-	}
-	return NULL;
+	return (struct copy *)pwrap_list_find(copies, name);
 }
 
+/* Forgets the copy called name (NULL: the first). */
 static void copy_drop(const char *name)
 {
-	struct copy **pp;
+	struct copy *c = (struct copy *)pwrap_list_take(&copies, name);
 
-	for (pp = &copies; *pp != NULL; pp = &(*pp)->next) {
-		if (strcmp((*pp)->name, name) == 0) {
-			struct copy *c = *pp;
-
-			*pp = c->next;
-			free(c->name);
-			free(c);
-			return;
-		}
+	if (c != NULL) {
+		free(c->e.name);
+		free(c);
 	}
 }
 
 static void copies_free(void)
 {
 	while (copies != NULL) {
-		copy_drop(copies->name);
+		copy_drop(NULL);
 	}
 }
 
@@ -213,12 +199,11 @@ static int copy_in(const char *src, const char *name,
 	c = copy_find(name);
 	if (c == NULL) {
 		c = calloc(1, sizeof(*c));
-		if (c == NULL || (c->name = strdup(name)) == NULL) {
+		if (c == NULL || (c->e.name = strdup(name)) == NULL) {
 			free(c);
 			goto out;
 		}
-		c->next = copies;
-		copies = c;
+		pwrap_list_push(&copies, &c->e);
 	}
 	c->src = *src_sig;
 	if (!pwrap_sig_of(dst, &c->copy)) {
@@ -236,12 +221,11 @@ out:
 static void saved_free(void)
 {
 	while (saved != NULL) {
-		struct saved *n = saved->next;
+		struct saved *h = (struct saved *)pwrap_list_take(&saved, NULL);
 
-		free(saved->name);
-		free(saved->buf);
-		free(saved);
-		saved = n;
+		free(h->e.name);
+		free(h->buf);
+		free(h);
 	}
 }
 
@@ -268,14 +252,13 @@ void pwrap_services_save_inherited(void)
 		if (h == NULL) {
 			continue;
 		}
-		if ((h->name = strdup(de->d_name)) == NULL ||
+		if ((h->e.name = strdup(de->d_name)) == NULL ||
 		    pwrap_read_file(path, &h->buf, &h->len) != 0) {
-			free(h->name);
+			free(h->e.name);
 			free(h);
 			continue;
 		}
-		h->next = saved;
-		saved = h;
+		pwrap_list_push(&saved, &h->e);
 	}
 	if (d != NULL) {
 		closedir(d);
@@ -311,10 +294,11 @@ void pwrap_services_fill(const struct pwrap_source *src)
 	if (d != NULL) {
 		closedir(d);
 	}
-	for (const struct saved *h = saved; h != NULL; h = h->next) {
+	for (const struct pwrap_entry *e = saved; e != NULL; e = e->next) {
+		const struct saved *h = (const struct saved *)e;
 		pwrap_path path;
 
-		if (pwrap_pjoin(path, svc, h->name)) {
+		if (pwrap_pjoin(path, svc, h->e.name)) {
 			(void)pwrap_write_atomic(path, h->buf, h->len);
 		}
 	}

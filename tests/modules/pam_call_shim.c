@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include <security/pam_appl.h>
 #include <security/pam_modules.h>
 
 typedef int (*sm_fn)(pam_handle_t *, int, int, const char **);

@@ -30,8 +30,10 @@ static const struct {
 	{ PAM_RHOST, "PAM_RHOST", "host.example" },
 	{ PAM_AUTHTOK, "PAM_AUTHTOK", "s3cr=t" },
 	{ PAM_OLDAUTHTOK, "PAM_OLDAUTHTOK", "old" },
+#if !defined(PWRAP_OPENPAM)	/* Linux-PAM's */
 	{ PAM_XDISPLAY, "PAM_XDISPLAY", ":0.0" },
 	{ PAM_AUTHTOK_TYPE, "PAM_AUTHTOK_TYPE", "UNIX" },
+#endif
 };
 
 #define NITEMS (sizeof(items) / sizeof(items[0]))

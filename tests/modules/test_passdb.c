@@ -44,7 +44,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <security/pam_ext.h>
+#include "pam_compat.h"
 
 #include "passdb.h"
 #include "passdb_ref.h"

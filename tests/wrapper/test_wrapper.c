@@ -300,7 +300,11 @@ static void test_include_resolution(void **state)
 {
 	tu_write_text(*state, "inc", "auth include common-auth\n"
 		      "account substack common-account\n"
+#if defined(PWRAP_LIBPAM_AT_INCLUDE)
 		      "@include common-session\n");
+#else	/* a libpam without "@include" (upstream Linux-PAM 1.3) */
+		      "session include common-session\n");
+#endif
 	tu_write_text(*state, "common-auth", "auth required pam_permit.so\n");
 	tu_write_text(*state, "common-account",
 		      "account required pam_permit.so\n");
@@ -489,6 +493,10 @@ static void test_set_item_service_reload(void **state)
 
 static void test_app_confdir(void **state)
 {
+#if !defined(PWRAP_HAVE_PAM_START_CONFDIR)
+	(void)state;
+	skip();	/* this libpam has no pam_start_confdir to call */
+#else
 	struct pam_conv c = { conv_fn, NULL };
 	pam_handle_t *ph = NULL;
 	char *mine = tu_mkdtemp("pwrap-test");
@@ -504,6 +512,7 @@ static void test_app_confdir(void **state)
 	assert_int_equal(txn("app", 'a'), PAM_AUTH_ERR);
 	tu_rmtree(mine);
 	free(mine);
+#endif
 }
 
 static void test_module_name_resolution(void **state)

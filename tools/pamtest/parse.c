@@ -49,9 +49,9 @@ static void item_error(struct cur *c, const char *w)
 {
 	perr(c, "unknown or non-text item \"%s\" (PAM_SERVICE, PAM_USER, PAM_TTY, "
 		"PAM_RHOST, PAM_AUTHTOK, PAM_OLDAUTHTOK, PAM_RUSER, "
-		"PAM_USER_PROMPT, PAM_XDISPLAY"
-#ifdef PAM_AUTHTOK_TYPE
-		", PAM_AUTHTOK_TYPE"
+		"PAM_USER_PROMPT"
+#if !defined(PWRAP_OPENPAM)
+		", PAM_XDISPLAY, PAM_AUTHTOK_TYPE"
 #endif
 		")", w);
 }

@@ -13,6 +13,41 @@
 
 #include <security/pam_appl.h>
 
+#include "pam_compat.h"
+
+#if defined(PWRAP_OPENPAM)
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <syslog.h>
+
+/* OpenPAM has no pam_syslog (see pam_compat.h).  The wrapper's pam_vsyslog
+ * is looked up at each call: a module may be loaded before or without it. */
+void pam_syslog(const pam_handle_t *pamh, int priority, const char *fmt, ...)
+{
+	void (*wrapped)(const pam_handle_t *, int, const char *, va_list);
+	const void *service = NULL;
+	char msg[1024];
+	va_list ap;
+
+	*(void **)&wrapped = dlsym(RTLD_DEFAULT, "pam_vsyslog");
+	va_start(ap, fmt);
+	if (wrapped != NULL) {
+		wrapped(pamh, priority, fmt, ap);
+		va_end(ap);
+		return;
+	}
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (pam_get_item(pamh, PAM_SERVICE, &service) != PAM_SUCCESS ||
+	    service == NULL) {
+		service = "?";
+	}
+	syslog(priority | LOG_AUTHPRIV, "(%s) %s", (const char *)service, msg);
+	explicit_bzero(msg, sizeof(msg));
+}
+#endif
+
 void pwrap_free_secret(char *s)
 {
 	if (s == NULL) {
@@ -43,7 +78,7 @@ int pwrap_conv_one(pam_handle_t *pamh, int style, const char *text,
 	}
 
 	msg.msg_style = style;
-	msg.msg = text;
+	msg.msg = (char *)text;	/* OpenPAM declares it char *; never written */
 	rv = conv->conv(1, &msgp, &resp, conv->appdata_ptr);
 	if (rv == PAM_SUCCESS && answer != NULL) {
 		if (resp != NULL && resp->resp != NULL) {

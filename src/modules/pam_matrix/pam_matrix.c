@@ -30,7 +30,7 @@
 #include <syslog.h>
 
 #include <security/pam_appl.h>
-#include <security/pam_ext.h>
+#include "pam_compat.h"
 #include <security/pam_modules.h>
 
 #include "modutil.h"

@@ -30,7 +30,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include <security/pam_ext.h>
+#include "pam_compat.h"
 
 
 /* Thread-safe strerror; the result is BUF or a static string. */

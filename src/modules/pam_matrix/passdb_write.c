@@ -29,7 +29,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include <security/pam_ext.h>
+#include "pam_compat.h"
 
 /* How often a writer re-opens a passdb that was replaced while it waited
  * for the lock before giving up (each retry means another writer finished,

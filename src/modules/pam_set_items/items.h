@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include <security/_pam_types.h>
+#include <security/pam_appl.h>
 
 struct pwrap_item {
 	int type;
@@ -28,8 +28,10 @@ static const struct pwrap_item pwrap_items[] = {
 	PWRAP_ITEM(PAM_RHOST),
 	PWRAP_ITEM(PAM_AUTHTOK),
 	PWRAP_ITEM(PAM_OLDAUTHTOK),
+#if !defined(PWRAP_OPENPAM)	/* Linux-PAM's */
 	PWRAP_ITEM(PAM_XDISPLAY),
 	PWRAP_ITEM(PAM_AUTHTOK_TYPE),
+#endif
 };
 
 #define PWRAP_NITEMS (sizeof(pwrap_items) / sizeof(pwrap_items[0]))

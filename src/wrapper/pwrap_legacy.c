@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The legacy path, for a libpam without pam_start_confdir (Linux-PAM before
+ * 1.4, OpenPAM), or every libpam in a build with PAM_WRAPPER_FORCE_LEGACY.
+ * Such a libpam opens its configuration under fixed names: <dir>/pam.d/<name>
+ * (/etc/pam.d, /usr/lib/pam.d, OpenPAM's /usr/local/etc/pam.d) and
+ * <dir>/pam.conf.  All of them do it with fopen(path, "r") from libpam's own
+ * code, so we interpose fopen (and glibc's fopen64): in a wrapped process
+ * that started its transaction on this path, a call made from inside libpam
+ * for a file of a pam.d directory opens the prepared conf/<name> instead,
+ * and one for a pam.conf finds nothing.  Any other call (another file, a
+ * caller outside libpam, a process that is not wrapped) goes straight to the
+ * C library.  Include targets are rewritten to absolute paths inside conf/
+ * (pwrap_prepare.c), which libpam opens as they are: nothing of the
+ * system's configuration is read.
+ *
+ * Caller test: the return address's object (dladdr) is libpam's.  It costs
+ * nothing for the program's other fopen calls: the path is looked at first.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pwrap_private.h"
+
+static FILE *(*real_fopen)(const char *, const char *);
+#if defined(__GLIBC__)
+static FILE *(*real_fopen64)(const char *, const char *);
+#endif
+static pthread_once_t fopen_once = PTHREAD_ONCE_INIT;
+
+/* Set by the first transaction started on the legacy path; never cleared
+ * (a process does not change its libpam). */
+static bool legacy_used;
+
+static void fopen_load(void)
+{
+	*(void **)&real_fopen = dlsym(RTLD_NEXT, "fopen");
+#if defined(__GLIBC__)
+	*(void **)&real_fopen64 = dlsym(RTLD_NEXT, "fopen64");
+#endif
+}
+
+void pwrap_legacy_start(void)
+{
+	if (!__atomic_load_n(&legacy_used, __ATOMIC_RELAXED)) {
+		PWRAP_LOG(PWRAP_LOG_DEBUG, "%s: libpam's fopen calls of "
+			  "pam.d files are redirected to the prepared "
+			  "directory", pwrap_force_legacy() ?
+			  "built with PAM_WRAPPER_FORCE_LEGACY" :
+			  "libpam has no pam_start_confdir");
+		__atomic_store_n(&legacy_used, true, __ATOMIC_RELAXED);
+	}
+}
+
+/* What to do with a path libpam opens. */
+enum legacy_map {
+	MAP_PASS,	/* not a configuration file: open it */
+	MAP_CONF,	/* <dir>/pam.d/<name>: open conf/<name> */
+	MAP_NONE,	/* a pam.conf, or a bad name: nothing there */
+};
+
+/* Classifies path; for MAP_CONF, *name points into path. */
+static enum legacy_map classify(const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dlen;
+
+	if (path[0] != '/' || slash == NULL) {
+		return MAP_PASS;
+	}
+	*name = slash + 1;
+	if (strcmp(*name, "pam.conf") == 0) {
+		return MAP_NONE;
+	}
+	/* the directory's last component is pam.d ("/pam.d" + "/name") */
+	dlen = (size_t)(slash - path);
+	if (dlen < 6 || memcmp(slash - 6, "/pam.d", 6) != 0) {
+		return MAP_PASS;
+	}
+	return pwrap_name_is_plain(*name) ? MAP_CONF : MAP_NONE;
+}
+
+/* Whether the code at addr belongs to the libpam we forward to. */
+static bool in_libpam(const void *addr)
+{
+	const void *base = pwrap_libpam_base();
+	Dl_info info;
+
+	return base != NULL && dladdr(addr, &info) != 0 &&
+	       info.dli_fbase == base;
+}
+
+/*
+ * The redirection, shared by fopen and fopen64.  Returns true when the call
+ * was handled (*fp set, errno set on NULL), false to let it through.
+ */
+static bool legacy_open(const char *path, const char *mode,
+			const void *caller,
+			FILE *(*open_fn)(const char *, const char *),
+			FILE **fp)
+{
+	const char *name = NULL;
+	enum legacy_map m;
+	pwrap_path conf;
+
+	if (path == NULL || !__atomic_load_n(&legacy_used, __ATOMIC_RELAXED)) {
+		return false;
+	}
+	m = classify(path, &name);
+	if (m == MAP_PASS || !pwrap_enabled() || !in_libpam(caller)) {
+		return false;
+	}
+	if (m == MAP_CONF && pwrap_prepared_path(name, conf)) {
+		*fp = open_fn(conf, mode);
+		PWRAP_LOG(PWRAP_LOG_TRACE, "libpam opens %s: %s%s", path, conf,
+			  *fp == NULL ? " (none)" : "");
+		return true;
+	}
+	PWRAP_LOG(PWRAP_LOG_TRACE, "libpam opens %s: refused (the system's "
+		  "configuration is never read)", path);
+	*fp = NULL;
+	errno = ENOENT;
+	return true;
+}
+
+PWRAP_EXPORT FILE *fopen(const char *path, const char *mode)
+{
+	FILE *fp;
+
+	pthread_once(&fopen_once, fopen_load);
+	if (legacy_open(path, mode, __builtin_return_address(0), real_fopen,
+			&fp)) {
+		return fp;
+	}
+	if (real_fopen == NULL) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	return real_fopen(path, mode);
+}
+
+#if defined(__GLIBC__)
+PWRAP_EXPORT FILE *fopen64(const char *path, const char *mode)
+{
+	FILE *fp;
+
+	pthread_once(&fopen_once, fopen_load);
+	if (legacy_open(path, mode, __builtin_return_address(0),
+			real_fopen64 != NULL ? real_fopen64 : real_fopen,
+			&fp)) {
+		return fp;
+	}
+	if (real_fopen64 == NULL) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	return real_fopen64(path, mode);
+}
+#endif

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The one list of libpam_wrapper.so: a singly linked list of entries keyed
+ * by a name, for the files it keeps track of (rewritten files in conf/,
+ * pwrap_prepare.c; copies in services/ and files saved from an inherited
+ * services/, pwrap_services.c).  The lists are a handful of entries long
+ * and only read under the preparation lock, so a linear search does.  The
+ * list owns nothing: entries are allocated and freed by the file that keeps
+ * the list, which takes an entry out before freeing it.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "pwrap_private.h"
+
+struct pwrap_entry *pwrap_list_find(struct pwrap_entry *head, const char *name)
+{
+	for (struct pwrap_entry *e = head; e != NULL; e = e->next) {
+		if (strcmp(e->name, name) == 0) {
+			return e;
+		}
+	}
+	return NULL;
+}
+
+void pwrap_list_push(struct pwrap_entry **head, struct pwrap_entry *e)
+{
+	e->next = *head;
+	*head = e;
+}
+
+struct pwrap_entry *pwrap_list_take(struct pwrap_entry **head,
+				    const char *name)
+{
+	for (struct pwrap_entry **pp = head; *pp != NULL; pp = &(*pp)->next) {
+		if (name == NULL || strcmp((*pp)->name, name) == 0) {
+			struct pwrap_entry *e = *pp;
+
+			*pp = e->next;
+			e->next = NULL;
+			return e;
+		}
+	}
+	return NULL;
+}
