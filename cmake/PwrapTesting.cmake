@@ -14,6 +14,7 @@
 #                       (includes the sanitizer runtime in PWRAP_SANITIZE builds)
 #   PWRAP_MODULE_DIR    directory of our built PAM modules
 #   PWRAP_SYSTEM_MODULE_DIR  Linux-PAM's module directory
+#   PWRAP_PAM_KIND      Linux-PAM or OpenPAM (the implementation built against)
 #   PYTHONPATH          our built pypamtest first
 #   TMPDIR              a directory every test user may write to
 # Tests must not set LD_PRELOAD globally; they preload only the process they wrap.
@@ -68,6 +69,7 @@ function(pwrap_add_test)
       "PWRAP_MODULE_DIR=${PWRAP_OUT_MODDIR}"
       "PWRAP_SYSTEM_MODULE_DIR=${PWRAP_SYSTEM_MODULE_DIR}"
       "PWRAP_BIN_DIR=${PWRAP_OUT_BINDIR}"
+      "PWRAP_PAM_KIND=${PWRAP_PAM_KIND}"
       "PYTHONPATH=${CMAKE_BINARY_DIR}/python"
       "PYTHONDONTWRITEBYTECODE=1"
       "TMPDIR=${PWRAP_TEST_TMPDIR}"

@@ -204,8 +204,12 @@ PWRAP_EXPORT int pam_set_item(pam_handle_t *pamh, int item_type,
 		}
 		/* libpam reloads the stack for the new name from the same
 		 * confdir: make sure that file is there.  Errors are logged;
-		 * libpam then reports the missing configuration itself. */
+		 * libpam then reports the missing configuration itself.
+		 * (OpenPAM refuses a new name after pam_start: nothing to
+		 * prepare.) */
+#if !defined(PWRAP_OPENPAM)
 		(void)pwrap_prepare(item, NULL, NULL);
+#endif
 	}
 	if (r->pam_set_item == NULL) {
 		return PAM_SYSTEM_ERR;

@@ -26,6 +26,13 @@
 
 #define M LPT_MODULE
 
+/* PAM_SILENT's value, as the test module reads it from its options */
+#if defined(PWRAP_OPENPAM)
+#define SILENT_VALUE "-2147483648"
+#else
+#define SILENT_VALUE "32768"
+#endif
+
 struct lpt_service {
 	const char *name;
 	const char *content;
@@ -49,7 +56,7 @@ static const struct lpt_service services[] = {
 	{ "stop",
 	  "auth required " M " ret=7 endstatus\n"
 	  "account required " M " ret=13\n" },
-	{ "flags", "auth required " M " flags=32768\n" },
+	{ "flags", "auth required " M " flags=" SILENT_VALUE "\n" },
 	{ "answers",
 	  "auth required " M " off=a1 off=a2 on=b1\n"
 	  "account required " M " off=a3 on=b2\n"
@@ -233,6 +240,11 @@ static void test_permit_all_ops(void **state)
  * different code for each one. */
 static void test_op_mapping(void **state)
 {
+#if defined(PWRAP_OPENPAM)
+	if (state != NULL) {
+		skip();	/* the service uses Linux-PAM's pam_debug module */
+	}
+#endif
 	const struct {
 		enum pamtest_ops op;
 		int rv;
@@ -310,7 +322,7 @@ static void test_flags(void **state)
 	};
 
 	(void)state;
-	assert_int_equal(PAM_SILENT, 32768);
+	assert_int_equal(PAM_SILENT, atoi(SILENT_VALUE));
 	assert_int_equal(run_pamtest("flags", "trinity", NULL, silent),
 			 PAMTEST_ERR_OK);
 	assert_int_equal(run_pamtest("flags", "trinity", NULL, noflags),
@@ -505,6 +517,11 @@ static void test_messages_copied(void **state)
 
 static void test_stock_pam_echo(void **state)
 {
+#if defined(PWRAP_OPENPAM)
+	if (state != NULL) {
+		skip();	/* the service uses Linux-PAM's pam_echo module */
+	}
+#endif
 	char info[PAM_MAX_MSG_SIZE] = "";
 	char *out_info[] = { info, NULL };
 	struct pamtest_conv_data conv_data = { .out_info = out_info };
@@ -616,6 +633,11 @@ static void test_batched_conversation(void **state)
 
 static void test_getenvlist(void **state)
 {
+#if defined(PWRAP_OPENPAM)
+	if (state != NULL) {
+		skip();	/* the service uses Linux-PAM's pam_env module */
+	}
+#endif
 	struct pam_testcase tests[] = {
 		pam_test(PAMTEST_OPEN_SESSION, PAM_SUCCESS),
 		pam_test(PAMTEST_GETENVLIST, PAM_SUCCESS),
@@ -729,7 +751,8 @@ static void test_keephandle_reuse(void **state)
 	ph = keep_a_handle();
 	scribble_stack();
 	assert_int_equal(reuse_handle(ph, "wrong"), PAMTEST_ERR_CASE);
-	assert_string_equal(end_status(), "7");
+	assert_non_null(end_status());
+	assert_int_equal(atoi(end_status()), PAM_AUTH_ERR);
 }
 
 static void test_keephandle_caller_ends(void **state)
@@ -886,7 +909,9 @@ static void test_pamtest_conv(void **state)
 	ph = keep_a_handle();
 	assert_int_equal(run_pamtest_conv(NULL, NULL, NULL, NULL, acct_fail, ph),
 			 PAMTEST_ERR_OK);
-	assert_string_equal(end_status(), "19"); /* PAM_CONV_ERR, the last op_rv */
+	assert_non_null(end_status());
+	/* PAM_CONV_ERR, the last op_rv */
+	assert_int_equal(atoi(end_status()), PAM_CONV_ERR);
 
 	/* A new handle with a NULL conv_fn fails prompts, drops messages. */
 	assert_int_equal(run_pamtest_conv("keep", "trinity", NULL, NULL, acct_fail),

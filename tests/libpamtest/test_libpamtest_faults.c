@@ -31,8 +31,17 @@
 #define M LPT_MODULE
 
 /* Distinct codes pam_lpt_test returns for "no array" and "NULL answer". */
+#if defined(PWRAP_OPENPAM)
+/* OpenPAM's codes are enumerators, which STR() cannot turn into numbers */
+#define IFNULL 24
+#define IFNULLENTRY 11
+_Static_assert(IFNULL == PAM_NO_MODULE_DATA, "OpenPAM's PAM_NO_MODULE_DATA");
+_Static_assert(IFNULLENTRY == PAM_CRED_INSUFFICIENT,
+	       "OpenPAM's PAM_CRED_INSUFFICIENT");
+#else
 #define IFNULL PAM_NO_MODULE_DATA
 #define IFNULLENTRY PAM_CRED_INSUFFICIENT
+#endif
 
 #define STR_(x) #x
 #define STR(x) STR_(x)

@@ -217,7 +217,13 @@ static void set_service(void **state)
 	pamh = mt_start(t, "svc", "alice", &c);
 	assert_int_equal(pam_authenticate(pamh, 0), PAM_SUCCESS);
 	assert_int_equal(pam_open_session(pamh, 0), PAM_SUCCESS);
+#if defined(PWRAP_OPENPAM)
+	/* OpenPAM sets PAM_SERVICE once, in pam_start: pam_set_items's
+	 * change is refused (logged), the stack goes on */
+	assert_env(pamh, "PAM_SERVICE", "svc");
+#else
 	assert_env(pamh, "PAM_SERVICE", "other2");
+#endif
 	assert_int_equal(pam_end(pamh, PAM_SUCCESS), PAM_SUCCESS);
 	mt_conv_free(&c);
 }

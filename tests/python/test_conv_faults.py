@@ -75,7 +75,8 @@ def test_failed_case_raises_as_usual(matrix):
     with pytest.raises(pypamtest.PamTestError) as e:
         pypamtest.run_pamtest("neo", "matrix", [Case(AUTH)],
                               echo_off=["secret"], conv_fail_at=1)
-    assert e.value.args[0].endswith("returned [17] (PAM_CRED_ERR)")
+    assert e.value.args[0].endswith(
+        "returned [%d] (PAM_CRED_ERR)" % pypamtest.PAM_CRED_ERR)
 
 
 def test_long_answer_is_taken_whole(matrix):

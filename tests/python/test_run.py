@@ -10,7 +10,7 @@ import time
 import pytest
 
 import pypamtest
-from conftest import our_module
+from conftest import OPENPAM, our_module
 
 AUTH = pypamtest.PAMTEST_AUTHENTICATE
 SETCRED = pypamtest.PAMTEST_SETCRED
@@ -28,7 +28,9 @@ CHATTY_ERROR = "Authentication generated an error"
 
 
 # The names the messages give the codes these tests see.
-CODE_NAMES = {0: "PAM_SUCCESS", 7: "PAM_AUTH_ERR", 19: "PAM_CONV_ERR"}
+# (the values are the PAM implementation's: Linux-PAM's and OpenPAM's differ)
+CODE_NAMES = {getattr(pypamtest, n): n
+              for n in ("PAM_SUCCESS", "PAM_AUTH_ERR", "PAM_CONV_ERR")}
 
 
 def failed_message(op, expected, flags, returned):
@@ -104,7 +106,7 @@ def test_tests_may_be_a_tuple_or_empty(svc):
                   iter([Case(AUTH, expected_rv=pypamtest.PAM_AUTH_ERR)])):
         with pytest.raises(pypamtest.PamTestError) as ei:
             pypamtest.run_pamtest("alice", "svc", tests)
-        assert str(ei.value) == failed_message(AUTH, 7, 0, 0)
+        assert str(ei.value) == failed_message(AUTH, pypamtest.PAM_AUTH_ERR, 0, 0)
 
 
 def test_username_comes_first(svc):
@@ -147,7 +149,7 @@ def test_failed_case_error(svc):
              Case(OPEN)]
     with pytest.raises(pypamtest.PamTestError) as ei:
         pypamtest.run_pamtest("alice", "svc", tests)
-    msg = failed_message(ACCOUNT, 0, 0x8000, pypamtest.PAM_AUTH_ERR)
+    msg = failed_message(ACCOUNT, 0, pypamtest.PAM_SILENT, pypamtest.PAM_AUTH_ERR)
     assert str(ei.value) == msg
     assert ei.value.args == (msg,)
     assert isinstance(ei.value, OSError)
@@ -168,7 +170,7 @@ def test_unexpected_success_fails(svc):
     with pytest.raises(pypamtest.PamTestError) as ei:
         pypamtest.run_pamtest("alice", "svc",
                               [Case(AUTH, pypamtest.PAM_AUTH_ERR, 0)])
-    assert str(ei.value) == failed_message(AUTH, 7, 0, 0)
+    assert str(ei.value) == failed_message(AUTH, pypamtest.PAM_AUTH_ERR, 0, 0)
 
 
 def test_missing_service_is_a_start_error(svc):
@@ -271,7 +273,7 @@ def test_answers_across_cases(svc):
             "alice", "svc",
             [Case(AUTH), Case(AUTH, expected_rv=pypamtest.PAM_AUTH_ERR)],
             echo_off=["secret", "secret"])
-    assert str(ei.value) == failed_message(AUTH, 7, 0, 0)
+    assert str(ei.value) == failed_message(AUTH, pypamtest.PAM_AUTH_ERR, 0, 0)
 
 
 @pytest.mark.parametrize("answers", [None, [], ()])
@@ -296,6 +298,8 @@ def test_answers_running_out_fail_cleanly(svc):
 def test_stock_module_prompt_without_answer(svc):
     # No user: libpam asks for it with PAM_PROMPT_ECHO_ON; echo_off answers
     # are not used for it.
+    if OPENPAM:
+        pytest.skip("OpenPAM's pam_permit does not ask for a user")
     svc.service("svc", "auth required pam_permit.so")
     with pytest.raises(pypamtest.PamTestError) as ei:
         pypamtest.run_pamtest(None, "svc", [Case(AUTH)],
@@ -418,7 +422,7 @@ def test_service_dir_changes_between_runs(make_service_dir, svc):
 
 
 @pytest.mark.parametrize("module,rv", [("pam_permit.so", 0),
-                                       ("pam_deny.so", 7),
+                                       ("pam_deny.so", pypamtest.PAM_AUTH_ERR),
                                        ("pam_permit.so", 0)])
 def test_each_test_has_its_own_service_dir(svc, module, rv):
     assert os.environ["PAM_WRAPPER_SERVICE_DIR"] == svc.path

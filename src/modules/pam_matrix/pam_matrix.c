@@ -322,13 +322,23 @@ static int pm_putenv_user(pam_handle_t *pamh, const char *name,
 	return rv;
 }
 
-/* Removing a variable that is not set is not an error. */
+/* Removing a variable that is not set is not an error.  OpenPAM cannot
+ * remove one (its pam_putenv wants NAME=value): there it becomes empty. */
 static int pm_unsetenv(pam_handle_t *pamh, const char *name)
 {
 	if (pam_getenv(pamh, name) == NULL) {
 		return PAM_SUCCESS;
 	}
+#if defined(PWRAP_OPENPAM)
+	{
+		char s[16];
+
+		snprintf(s, sizeof(s), "%s=", name);
+		return pam_putenv(pamh, s);
+	}
+#else
 	return pam_putenv(pamh, name);
+#endif
 }
 
 static int pm_open_session(pam_handle_t *pamh, int flags, int argc,
