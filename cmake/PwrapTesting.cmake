@@ -48,7 +48,16 @@ endif()
 
 get_filename_component(_pamreal "${PAM_LIBRARY}" REALPATH)
 get_filename_component(_pamdir "${_pamreal}" DIRECTORY)
-set(PWRAP_SYSTEM_MODULE_DIR "${_pamdir}/security")
+if(PWRAP_OPENPAM)
+  # OpenPAM: openpam/ next to libpam (--with-modules-dir), else libpam's dir
+  if(IS_DIRECTORY "${_pamdir}/openpam")
+    set(PWRAP_SYSTEM_MODULE_DIR "${_pamdir}/openpam")
+  else()
+    set(PWRAP_SYSTEM_MODULE_DIR "${_pamdir}")
+  endif()
+else()
+  set(PWRAP_SYSTEM_MODULE_DIR "${_pamdir}/security")
+endif()
 
 set(PWRAP_TEST_TMPDIR "/tmp")
 

@@ -119,9 +119,12 @@ static int pwrap_start(const char *service, const char *user,
 		pwrap_legacy_start();
 #if defined(PWRAP_OPENPAM)
 		/* OpenPAM refuses modules below a world-writable directory
-		 * (any build tree in /tmp); a test setup loads its own. */
+		 * (any build tree in /tmp), and policy files not owned by
+		 * root or the euid (uid_wrapper fakes euid 0 while ours are
+		 * the real user's): a test setup loads its own. */
 		if (r->openpam_set_feature != NULL) {
 			r->openpam_set_feature(OPENPAM_VERIFY_MODULE_FILE, 0);
+			r->openpam_set_feature(OPENPAM_VERIFY_POLICY_FILE, 0);
 		}
 #endif
 		rc = r->pam_start(service, user, conv, (void **)pamh);

@@ -137,7 +137,17 @@ static pthread_once_t dirs_once = PTHREAD_ONCE_INIT;
 static void dirs_load(void)
 {
 	moddir = dir_of((const void *)pwrap_enabled, "pam_wrapper");
+#if defined(PWRAP_OPENPAM)
+	/* OpenPAM: openpam/ next to libpam when there (a build with
+	 * --with-modules-dir), else libpam's own directory (FreeBSD) */
+	sysmoddir = dir_of((const void *)pwrap_real()->pam_start, "openpam");
+	if (sysmoddir != NULL && access(sysmoddir, X_OK) != 0) {
+		free(sysmoddir);
+		sysmoddir = dir_of((const void *)pwrap_real()->pam_start, ".");
+	}
+#else
 	sysmoddir = dir_of((const void *)pwrap_real()->pam_start, "security");
+#endif
 }
 
 const char *pwrap_moddir(void)

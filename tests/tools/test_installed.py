@@ -42,6 +42,10 @@ def test_installed_tools_find_the_installed_wrapper(prefix):
                  APP, "svc", "bob", "secret"], env, timeout=120)
         assert r.returncode == 0, r.stdout + r.stderr
         scen = sorted(glob.glob(os.path.join(prefix, "share/doc/*/examples/scenarios/*.pamtest")))
+        if os.environ.get("PWRAP_PAM_KIND") == "OpenPAM":
+            # (these two need Linux-PAM: see test_pamtest.py)
+            scen = [s for s in scen if os.path.basename(s)
+                    not in ("set-get-items.pamtest", "login.pamtest")]
         r = run([os.path.join(prefix, "bin/pamtest"), "-f", "tap", *scen], env, timeout=120)
         assert r.returncode == 0, r.stdout + r.stderr
         assert os.listdir(tmp) == []

@@ -90,7 +90,7 @@ def test_user_logs_in(tenv):
     r = tenv.launcher("--user", "bob:secret", "--service", "myapp", "--",
                       APP, "myapp", "bob", "secret")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "result: Success" in r.stdout
+    assert "result: PAM_SUCCESS" in r.stdout
     assert "HOMEDIR=/home/bob" in r.stdout
     assert tenv.leftovers() == []
 
@@ -98,16 +98,16 @@ def test_user_logs_in(tenv):
 def test_wrong_password_and_unknown_user(tenv):
     r = tenv.launcher("--user", "bob:secret:myapp", APP, "myapp", "bob", "wrong")
     assert r.returncode == 1
-    assert "result: Success" not in r.stdout
+    assert "result: PAM_SUCCESS" not in r.stdout
     r = tenv.launcher("--user", "bob:secret:myapp", APP, "myapp", "eve", "secret")
     assert r.returncode == 1
     assert tenv.leftovers() == []
 
 
 @pytest.mark.parametrize("flags,result", [
-    ("", "result: Success"),
-    ("locked", "result: Authentication failure"),
-    ("expired", "result: User account has expired"),
+    ("", "result: PAM_SUCCESS"),
+    ("locked", "result: PAM_AUTH_ERR"),
+    ("expired", "result: PAM_ACCT_EXPIRED"),
 ])
 def test_user_account_flags(tenv, flags, result):
     spec = "bob:secret:myapp" + (":" + flags if flags else "")

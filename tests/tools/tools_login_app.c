@@ -2,7 +2,8 @@
 /*
  * A minimal PAM application for the pam_wrapper(1) launcher tests: logs USER
  * in to SERVICE answering every prompt with PASSWORD, runs account
- * management and opens a session, then prints "result: <PAM code name>" and
+ * management and opens a session, then prints "result: <PAM code name>"
+ * (the same with Linux-PAM and OpenPAM, whose texts and numbers differ) and
  * the session's HOMEDIR.  Exit 0 when everything succeeded, 1 when PAM said
  * no, 3 for usage errors.  It knows nothing of the wrapper: the launcher must
  * set everything up.
@@ -29,6 +30,26 @@ static int conv(int n, const struct pam_message **msg, struct pam_response **res
 	return PAM_SUCCESS;
 }
 
+/* The codes this app can end with; the number for any other. */
+static const char *code_name(int rc)
+{
+	static char num[16];
+
+	switch (rc) {
+	case PAM_SUCCESS: return "PAM_SUCCESS";
+	case PAM_AUTH_ERR: return "PAM_AUTH_ERR";
+	case PAM_PERM_DENIED: return "PAM_PERM_DENIED";
+	case PAM_ACCT_EXPIRED: return "PAM_ACCT_EXPIRED";
+	case PAM_NEW_AUTHTOK_REQD: return "PAM_NEW_AUTHTOK_REQD";
+	case PAM_USER_UNKNOWN: return "PAM_USER_UNKNOWN";
+	case PAM_AUTHINFO_UNAVAIL: return "PAM_AUTHINFO_UNAVAIL";
+	case PAM_ABORT: return "PAM_ABORT";
+	default:
+		snprintf(num, sizeof(num), "%d", rc);
+		return num;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct pam_conv pc = {conv, NULL};
@@ -48,7 +69,7 @@ int main(int argc, char **argv)
 		rc = pam_acct_mgmt(pamh, 0);
 	if (rc == PAM_SUCCESS)
 		rc = pam_open_session(pamh, 0);
-	printf("result: %s\n", pam_strerror(pamh, rc));
+	printf("result: %s\n", code_name(rc));
 	home = pamh != NULL ? pam_getenv(pamh, "HOMEDIR") : NULL;
 	printf("HOMEDIR=%s\n", home != NULL ? home : "");
 	if (pamh != NULL)

@@ -60,6 +60,12 @@ static void usage(FILE *f)
 		"malformed scenario or a scenario that could not be set up.\n");
 }
 
+#if defined(PWRAP_OPENPAM)
+#define PWRAP_SYSMOD_SUB "openpam"
+#else
+#define PWRAP_SYSMOD_SUB "security"
+#endif
+
 /* Is libpam_wrapper.so in this process? */
 static int wrapped(void)
 {
@@ -67,23 +73,29 @@ static int wrapped(void)
 }
 
 /*
- * libpam's module directory: security/ next to the libpam.so.0 this process
- * loaded, the directory libpam itself looks in.  The loaded file is asked
- * for by name, not through pam_start, which a preloaded wrapper defines.
- * Malloc'd, or NULL.
+ * libpam's module directory, the one libpam itself looks in: Linux-PAM's
+ * security/ next to the libpam this process loaded; OpenPAM's openpam/
+ * there when it exists (a build with --with-modules-dir), else libpam's own
+ * directory (FreeBSD's /usr/lib).  The loaded file is asked for by name,
+ * not through pam_start, which a preloaded wrapper defines.  Malloc'd, or
+ * NULL.
  */
 static char *system_module_dir(void)
 {
 	struct link_map *lm = NULL;
-	void *h = dlopen("libpam.so.0", RTLD_LAZY | RTLD_NOLOAD);
+	void *h = dlopen(PWRAP_LIBPAM_SONAME, RTLD_LAZY | RTLD_NOLOAD);
 	char *real = NULL, *dir = NULL;
 
 	if (h == NULL)
 		return NULL;
 	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm != NULL &&
 	    lm->l_name != NULL && (real = realpath(lm->l_name, NULL)) != NULL &&
-	    asprintf(&dir, "%s/security", dirname(real)) < 0)
+	    asprintf(&dir, "%s/%s", dirname(real), PWRAP_SYSMOD_SUB) < 0)
 		dir = NULL;
+#if defined(PWRAP_OPENPAM)
+	if (dir != NULL && access(dir, X_OK) != 0)
+		dir[strlen(dir) - strlen("/" PWRAP_SYSMOD_SUB)] = '\0';
+#endif
 	free(real);
 	dlclose(h);
 	return dir;
