@@ -7,10 +7,11 @@
 set -euo pipefail
 build=${1:?usage: valgrind.sh BUILD_DIR}
 supp="$(cd "$(dirname "$0")" && pwd)/valgrind.supp"
-ctest --test-dir "$build" --output-on-failure -j"$(nproc)" -T memcheck -L memcheck \
+# (a subshell, not ctest --test-dir: that needs CMake 3.20)
+(cd "$build" && ctest --output-on-failure -j"$(nproc)" -T memcheck -L memcheck \
   --overwrite MemoryCheckCommand=/usr/bin/valgrind \
   --overwrite "MemoryCheckCommandOptions=--error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --track-fds=no --trace-children=no --child-silent-after-fork=yes --suppressions=$supp" \
-  | tee "$build/valgrind-summary.txt"
+  ) | tee "$build/valgrind-summary.txt"
 if grep -q "Defects:" "$build/valgrind-summary.txt"; then
   echo "valgrind.sh: memcheck defects found" >&2
   exit 1

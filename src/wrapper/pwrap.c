@@ -103,6 +103,7 @@ static int pwrap_start(const char *service, const char *user,
 {
 	const struct pwrap_real *r = pwrap_real();
 	char *confdir = NULL;
+	unsigned long seen;
 	int rc;
 
 	__atomic_store_n(&last_start_wrapped, true, __ATOMIC_RELAXED);
@@ -127,9 +128,24 @@ static int pwrap_start(const char *service, const char *user,
 			r->openpam_set_feature(OPENPAM_VERIFY_POLICY_FILE, 0);
 		}
 #endif
+		seen = pwrap_legacy_seen();
 		rc = r->pam_start(service, user, conv, (void **)pamh);
 		PWRAP_LOG(PWRAP_LOG_TRACE, "pam_start(%s) on the legacy path "
 			  "= %d", service, rc);
+		if (pwrap_legacy_seen() == seen && rc == PAM_SUCCESS) {
+			/* libpam read its configuration without us: another
+			 * library's fopen comes first in LD_PRELOAD */
+			PWRAP_LOG(PWRAP_LOG_ERROR, "libpam opened its "
+				  "configuration without going through "
+				  "libpam_wrapper.so (is another library that "
+				  "defines fopen before it in LD_PRELOAD?); "
+				  "transaction refused");
+			if (r->pam_end != NULL) {
+				r->pam_end(*pamh, PAM_ABORT);
+			}
+			rc = PAM_ABORT;
+			goto out;
+		}
 		return rc;
 	}
 	rc = pwrap_prepare(service, app_confdir, &confdir);
@@ -268,6 +284,13 @@ static enum pwrap_dbglvl syslog_level(int priority)
 	}
 }
 
+/* A priority without a facility gets LOG_AUTHPRIV, as libpam's lines do. */
+static int with_facility(int priority)
+{
+	return (priority & LOG_FACMASK) != 0 ? priority
+					     : (priority | LOG_AUTHPRIV);
+}
+
 /* Calls libpam's pam_vsyslog with a va_list made here.  (libpam's own
  * pam_syslog would call back into our pam_vsyslog.) */
 static void real_vsyslog_args(const struct pwrap_real *r, const void *pamh,
@@ -296,8 +319,12 @@ PWRAP_EXPORT void pam_vsyslog(const pam_handle_t *pamh, int priority,
 
 	va_copy(ap, args);
 	if (!pwrap_enabled()) {
+		/* (OpenPAM has no pam_vsyslog: its modules' lines, which
+		 * come here through their fallback, go to syslog) */
 		if (r->pam_vsyslog != NULL) {
 			r->pam_vsyslog(pamh, priority, fmt, ap);
+		} else {
+			vsyslog(with_facility(priority), fmt, ap);
 		}
 		goto out;
 	}
@@ -319,7 +346,7 @@ PWRAP_EXPORT void pam_vsyslog(const pam_handle_t *pamh, int priority,
 		if (r->pam_vsyslog != NULL) {
 			real_vsyslog_args(r, pamh, priority, "%s", msg);
 		} else {
-			syslog(priority, "%s", msg);
+			syslog(with_facility(priority), "%s", msg);
 		}
 		explicit_bzero(msg, sizeof(msg));
 		goto out;

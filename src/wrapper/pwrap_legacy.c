@@ -16,33 +16,51 @@
  *
  * Caller test: the return address's object (dladdr) is libpam's.  It costs
  * nothing for the program's other fopen calls: the path is looked at first.
+ * When another library's fopen stands between libpam and ours (one listed
+ * before us in LD_PRELOAD that calls the C library itself), libpam's opens
+ * never reach us: pwrap.c then finds that pam_start opened nothing through
+ * us (pwrap_legacy_seen) and refuses the transaction instead of letting
+ * libpam run on the system's configuration.
  */
+/* fopen and fopen64 are both defined here: with 64-bit file offsets (as
+ * 32-bit Debian builds ask), <stdio.h> would rename fopen to fopen64. */
+#undef _FILE_OFFSET_BITS
+#undef _TIME_BITS
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "pwrap_private.h"
 
-static FILE *(*real_fopen)(const char *, const char *);
+typedef FILE *(*fopen_fn)(const char *, const char *);
+
+/* The next definitions, looked up at first use.  No pthread_once: a lookup
+ * that itself opened a file would deadlock on it; two threads racing store
+ * the same value. */
+static fopen_fn next_fopen(const char *name, fopen_fn *slot)
+{
+	fopen_fn fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (fn == NULL) {
+		*(void **)&fn = dlsym(RTLD_NEXT, name);
+		__atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+	}
+	return fn;
+}
+
+static fopen_fn real_fopen;
 #if defined(__GLIBC__)
-static FILE *(*real_fopen64)(const char *, const char *);
+static fopen_fn real_fopen64;
 #endif
-static pthread_once_t fopen_once = PTHREAD_ONCE_INIT;
 
 /* Set by the first transaction started on the legacy path; never cleared
  * (a process does not change its libpam). */
 static bool legacy_used;
 
-static void fopen_load(void)
-{
-	*(void **)&real_fopen = dlsym(RTLD_NEXT, "fopen");
-#if defined(__GLIBC__)
-	*(void **)&real_fopen64 = dlsym(RTLD_NEXT, "fopen64");
-#endif
-}
+/* How many of libpam's opens this thread answered (see pwrap_legacy_seen). */
+static _Thread_local unsigned long answered;
 
 void pwrap_legacy_start(void)
 {
@@ -76,9 +94,13 @@ static enum legacy_map classify(const char *path, const char **name)
 	if (strcmp(*name, "pam.conf") == 0) {
 		return MAP_NONE;
 	}
-	/* the directory's last component is pam.d ("/pam.d" + "/name") */
+	/* the directory's last component is pam.d ("/pam.d" + "/name"), also
+	 * when written with repeated slashes */
 	dlen = (size_t)(slash - path);
-	if (dlen < 6 || memcmp(slash - 6, "/pam.d", 6) != 0) {
+	while (dlen > 0 && path[dlen - 1] == '/') {
+		dlen--;
+	}
+	if (dlen < 6 || memcmp(path + dlen - 6, "/pam.d", 6) != 0) {
 		return MAP_PASS;
 	}
 	return pwrap_name_is_plain(*name) ? MAP_CONF : MAP_NONE;
@@ -114,7 +136,9 @@ static bool legacy_open(const char *path, const char *mode,
 	if (m == MAP_PASS || !pwrap_enabled() || !in_libpam(caller)) {
 		return false;
 	}
-	if (m == MAP_CONF && pwrap_prepared_path(name, conf)) {
+	answered++;
+	if (m == MAP_CONF && open_fn != NULL &&
+	    pwrap_prepared_path(name, conf)) {
 		*fp = open_fn(conf, mode);
 		PWRAP_LOG(PWRAP_LOG_TRACE, "libpam opens %s: %s%s", path, conf,
 			  *fp == NULL ? " (none)" : "");
@@ -127,37 +151,39 @@ static bool legacy_open(const char *path, const char *mode,
 	return true;
 }
 
+unsigned long pwrap_legacy_seen(void)
+{
+	return answered;
+}
+
 PWRAP_EXPORT FILE *fopen(const char *path, const char *mode)
 {
+	fopen_fn next = next_fopen("fopen", &real_fopen);
 	FILE *fp;
 
-	pthread_once(&fopen_once, fopen_load);
-	if (legacy_open(path, mode, __builtin_return_address(0), real_fopen,
-			&fp)) {
+	if (legacy_open(path, mode, __builtin_return_address(0), next, &fp)) {
 		return fp;
 	}
-	if (real_fopen == NULL) {
+	if (next == NULL) {
 		errno = ENOSYS;
 		return NULL;
 	}
-	return real_fopen(path, mode);
+	return next(path, mode);
 }
 
 #if defined(__GLIBC__)
 PWRAP_EXPORT FILE *fopen64(const char *path, const char *mode)
 {
+	fopen_fn next = next_fopen("fopen64", &real_fopen64);
 	FILE *fp;
 
-	pthread_once(&fopen_once, fopen_load);
-	if (legacy_open(path, mode, __builtin_return_address(0),
-			real_fopen64 != NULL ? real_fopen64 : real_fopen,
-			&fp)) {
+	if (legacy_open(path, mode, __builtin_return_address(0), next, &fp)) {
 		return fp;
 	}
-	if (real_fopen64 == NULL) {
+	if (next == NULL) {
 		errno = ENOSYS;
 		return NULL;
 	}
-	return real_fopen64(path, mode);
+	return next(path, mode);
 }
 #endif

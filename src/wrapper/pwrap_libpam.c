@@ -80,6 +80,7 @@ static void real_load(void)
 	*(void **)&real.pam_start = dlsym(h, "pam_start");
 	*(void **)&real.pam_start_confdir = dlsym(h, "pam_start_confdir");
 	*(void **)&real.pam_set_item = dlsym(h, "pam_set_item");
+	*(void **)&real.pam_end = dlsym(h, "pam_end");
 	*(void **)&real.pam_get_item = dlsym(h, "pam_get_item");
 	*(void **)&real.pam_vsyslog = dlsym(h, "pam_vsyslog");
 	*(void **)&real.openpam_set_feature = dlsym(h, "openpam_set_feature");

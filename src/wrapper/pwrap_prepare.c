@@ -292,6 +292,7 @@ static struct pwrap_gen *gen_new(const char *gpath)
 
 static int walk_file(struct walk *w, const char *gpath, const char *src,
 		     const char *shown, const struct pwrap_sig *sig);
+static int placeholder(const char *gpath);
 
 /* Brings conf/.inc/<target> up to date (recursively). */
 static void walk_include(struct walk *w, const char *target, const char *from)
@@ -311,6 +312,14 @@ static void walk_include(struct walk *w, const char *target, const char *from)
 		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target '%s' not found "
 			  "in %s or %s; the stack including it fails",
 			  from, target, pwrap_rundir()->svc, w->src->dir);
+#if defined(PWRAP_OPENPAM)
+		if (strcmp(target, "other") == 0) {
+			/* conf/other itself: the empty stand-in stays (it is
+			 * never unlinked, see prepare_walk) */
+			(void)placeholder(gpath);
+			return;
+		}
+#endif
 		gen_drop(gpath);
 		unlink(gpath);
 		return;

@@ -76,6 +76,7 @@ struct pwrap_real {
 	int (*pam_start_confdir)(const char *, const char *, const void *,
 				 const char *, void **);
 	int (*pam_set_item)(void *, int, const void *);
+	int (*pam_end)(void *, int);
 	int (*pam_get_item)(const void *, int, const void **);
 	void (*pam_vsyslog)(const void *, int, const char *, va_list);
 	int (*audit_open)(void);
@@ -96,6 +97,9 @@ PWRAP_HIDDEN bool pwrap_force_legacy(void);
 /* Called before libpam's pam_start on the legacy path: from now on libpam's
  * own fopen calls of pam.d files are answered from conf/. */
 PWRAP_HIDDEN void pwrap_legacy_start(void);
+/* How many of libpam's configuration opens this thread has answered so far
+ * (a pam_start that answered none did not go through us). */
+PWRAP_HIDDEN unsigned long pwrap_legacy_seen(void);
 
 /* Whether libpam is already loaded in this process (no dlopen). */
 PWRAP_HIDDEN bool pwrap_libpam_loaded(void);

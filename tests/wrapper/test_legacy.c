@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -154,6 +155,7 @@ static void system_file_not_read(void **state)
 	}
 	set_passdb(state, svc);
 	assert_int_equal(auth_logged(svc, "secret", &log), PAM_SUCCESS);
+	free(log);
 	assert_int_equal(auth_logged(svc, "wrong", &log), PAM_AUTH_ERR);
 #if defined(PWRAP_EXPECT_LEGACY)
 	snprintf(want, sizeof(want), "libpam opens /etc/pam.d/%s: ", svc);
@@ -228,6 +230,43 @@ static void set_item_reload(void **state)
 	free(passdb2);
 }
 
+/* Another library's fopen before ours in LD_PRELOAD (calling the C library
+ * itself): on the legacy path libpam's opens never reach the wrapper, and
+ * the transaction is refused, saying why, instead of running on the
+ * system's files; with pam_start_confdir the order does not matter. */
+static void fopen_shim_first(void **state)
+{
+	const char *shim = getenv("PWRAP_FOPEN_SHIM");
+	const char *client = getenv("PWRAP_CLIENT");
+	char *preload = NULL;
+	char *out = NULL, *err = NULL;
+	const char *extra[] = { "PWRAP_CLIENT_PASSWORD=secret", NULL };
+	char **env;
+	char *argv[] = { (char *)client, "app", "alice", "auth", NULL };
+	int st;
+
+	assert_non_null(shim);
+	assert_non_null(client);
+	set_passdb(state, "app");
+	assert_true(asprintf(&preload, "%s:%s", shim,
+			     getenv("PWRAP_PRELOAD")) > 0);
+	env = tu_env_wrapped(NULL, *state, "1", extra);
+	tu_env_set(&env, "LD_PRELOAD", preload);
+	st = tu_run_capture(argv, env, &out, &err);
+	assert_true(WIFEXITED(st));
+#if defined(PWRAP_EXPECT_LEGACY)
+	assert_int_equal(WEXITSTATUS(st), 2);	/* pam_start failed */
+	assert_non_null(strstr(err, "without going through "
+				    "libpam_wrapper.so"));
+#else
+	assert_int_equal(WEXITSTATUS(st), 0);
+#endif
+	tu_env_free(env);
+	free(preload);
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +276,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(own_fopen_untouched, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(set_item_reload, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(fopen_shim_first, setup,
 						teardown),
 	};
 

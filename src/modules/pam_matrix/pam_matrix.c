@@ -331,9 +331,11 @@ static int pm_unsetenv(pam_handle_t *pamh, const char *name)
 	}
 #if defined(PWRAP_OPENPAM)
 	{
-		char s[16];
+		char s[64];
 
-		snprintf(s, sizeof(s), "%s=", name);
+		if ((size_t)snprintf(s, sizeof(s), "%s=", name) >= sizeof(s)) {
+			return PAM_BUF_ERR;
+		}
 		return pam_putenv(pamh, s);
 	}
 #else
