@@ -132,18 +132,21 @@ static int pwrap_start(const char *service, const char *user,
 		rc = r->pam_start(service, user, conv, (void **)pamh);
 		PWRAP_LOG(PWRAP_LOG_TRACE, "pam_start(%s) on the legacy path "
 			  "= %d", service, rc);
-		if (pwrap_legacy_seen() == seen && rc == PAM_SUCCESS) {
-			/* libpam read its configuration without us: another
-			 * library's fopen comes first in LD_PRELOAD */
+		if (pwrap_legacy_seen() == seen) {
+			/* libpam read its configuration without us (another
+			 * library's fopen comes first in LD_PRELOAD), or
+			 * failed before reading any */
 			PWRAP_LOG(PWRAP_LOG_ERROR, "libpam opened its "
 				  "configuration without going through "
 				  "libpam_wrapper.so (is another library that "
 				  "defines fopen before it in LD_PRELOAD?); "
 				  "transaction refused");
-			if (r->pam_end != NULL) {
-				r->pam_end(*pamh, PAM_ABORT);
+			if (rc == PAM_SUCCESS) {
+				if (r->pam_end != NULL) {
+					r->pam_end(*pamh, PAM_ABORT);
+				}
+				rc = PAM_ABORT;
 			}
-			rc = PAM_ABORT;
 			goto out;
 		}
 		return rc;
