@@ -46,8 +46,7 @@ if(PWRAP_SANITIZE)
        "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
 
-get_filename_component(_pamreal "${PAM_LIBRARY}" REALPATH)
-get_filename_component(_pamdir "${_pamreal}" DIRECTORY)
+set(_pamdir "${PWRAP_PAM_REAL_DIR}")
 if(PWRAP_OPENPAM)
   # OpenPAM: openpam/ next to libpam (--with-modules-dir), else libpam's dir
   if(IS_DIRECTORY "${_pamdir}/openpam")

@@ -156,12 +156,14 @@ unsigned long pwrap_legacy_seen(void)
 	return answered;
 }
 
-PWRAP_EXPORT FILE *fopen(const char *path, const char *mode)
+/* fopen and fopen64: the redirection, else the next definition of NAME. */
+static FILE *open_via(const char *name, fopen_fn *slot, const char *path,
+		      const char *mode, const void *caller)
 {
-	fopen_fn next = next_fopen("fopen", &real_fopen);
+	fopen_fn next = next_fopen(name, slot);
 	FILE *fp;
 
-	if (legacy_open(path, mode, __builtin_return_address(0), next, &fp)) {
+	if (legacy_open(path, mode, caller, next, &fp)) {
 		return fp;
 	}
 	if (next == NULL) {
@@ -171,19 +173,17 @@ PWRAP_EXPORT FILE *fopen(const char *path, const char *mode)
 	return next(path, mode);
 }
 
+/* (The caller's address is taken here, in the function libpam calls.) */
+PWRAP_EXPORT FILE *fopen(const char *path, const char *mode)
+{
+	return open_via("fopen", &real_fopen, path, mode,
+			__builtin_return_address(0));
+}
+
 #if defined(__GLIBC__)
 PWRAP_EXPORT FILE *fopen64(const char *path, const char *mode)
 {
-	fopen_fn next = next_fopen("fopen64", &real_fopen64);
-	FILE *fp;
-
-	if (legacy_open(path, mode, __builtin_return_address(0), next, &fp)) {
-		return fp;
-	}
-	if (next == NULL) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	return next(path, mode);
+	return open_via("fopen64", &real_fopen64, path, mode,
+			__builtin_return_address(0));
 }
 #endif

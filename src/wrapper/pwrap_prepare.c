@@ -65,22 +65,13 @@ __attribute__((constructor)) static void prep_init(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
-/* Frees a list of n strings and the list. */
-static void strv_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(v[i]);
-	}
-	free(v);
-}
-
 /* Frees an entry taken out of gens (NULL: nothing). */
 static void gen_free(struct pwrap_gen *g)
 {
 	if (g == NULL) {
 		return;
 	}
-	strv_free(g->incs, g->n_incs);
+	pwrap_strv_free(g->incs, g->n_incs);
 	free(g->e.name);
 	free(g->src);
 	free(g->shown);
@@ -180,20 +171,31 @@ static bool include_source(struct walk *w, const char *target, pwrap_path out,
 	return found;
 }
 
-/* conf/.inc/<target, %-escaped>: a flat name for any target path.
- * OpenPAM includes a service by name through its policy path (so through
- * pwrap_legacy.c, to conf/<name>) and refuses any other target itself:
- * there a target is conf/<target>, and only a plain name is one. */
+/*
+ * Where an include target's rewritten copy goes.  Linux-PAM opens a target
+ * as a path: conf/.inc/<target, %-escaped>, a flat name for any path, which
+ * the target becomes.  OpenPAM includes a service by name through its
+ * policy path (so through pwrap_legacy.c, to conf/<name>) and refuses any
+ * other target itself: there the copy is conf/<target>, only a plain name
+ * is one, and the target stays as written.
+ */
+#if defined(PWRAP_OPENPAM)
+#define INCLUDE_BY_NAME true
+#else
+#define INCLUDE_BY_NAME false
+#endif
+
 static bool include_gpath(const struct walk *w, const char *target,
 			  pwrap_path out)
 {
-#if defined(PWRAP_OPENPAM)
-	return pwrap_name_is_plain(target) && pwrap_pjoin(out, w->conf, target);
-#else
 	static const char hex[] = "0123456789abcdef";
-	size_t j = (size_t)snprintf(out, sizeof(pwrap_path), "%s/.inc/",
-				    w->conf);
-	size_t i;
+	size_t j, i;
+
+	if (INCLUDE_BY_NAME) {
+		return pwrap_name_is_plain(target) &&
+		       pwrap_pjoin(out, w->conf, target);
+	}
+	j = (size_t)snprintf(out, sizeof(pwrap_path), "%s/.inc/", w->conf);
 
 	for (i = 0; target[i] != '\0'; i++) {
 		unsigned char c = (unsigned char)target[i];
@@ -213,23 +215,6 @@ static bool include_gpath(const struct walk *w, const char *target,
 	}
 	out[j] = '\0';
 	return true;
-#endif
-}
-
-static int strv_add(char ***v, size_t *n, const char *s)
-{
-	char **nv = realloc(*v, (*n + 1) * sizeof(**v));
-
-	if (nv == NULL) {
-		return -1;
-	}
-	*v = nv;
-	nv[*n] = strdup(s);
-	if (nv[*n] == NULL) {
-		return -1;
-	}
-	(*n)++;
-	return 0;
 }
 
 static char *cb_include(void *ctx, const char *target, const char *src,
@@ -240,23 +225,19 @@ static char *cb_include(void *ctx, const char *target, const char *src,
 
 	(void)src;
 	(void)line;
-#if defined(PWRAP_OPENPAM)
-	/* the name stays (libpam finds conf/<name>); another target is
-	 * refused by OpenPAM, nothing to prepare */
-	if (pwrap_name_is_plain(target) &&
-	    strv_add(&w->incs, &w->n_incs, target) != 0) {
-		w->failed = true;
+	if (!include_gpath(w, target, g)) {
+		/* a path too long (an error), or for OpenPAM no service
+		 * name (OpenPAM refuses it itself, nothing to prepare) */
+		if (!INCLUDE_BY_NAME) {
+			w->failed = true;
+		}
+		return NULL;
 	}
-	(void)g;
-	return NULL;
-#else
-	if (strv_add(&w->incs, &w->n_incs, target) != 0 ||
-	    !include_gpath(w, target, g)) {
+	if (pwrap_strv_add(&w->incs, &w->n_incs, target) != 0) {
 		w->failed = true;
 		return NULL;
 	}
-	return strdup(g);
-#endif
+	return INCLUDE_BY_NAME ? NULL : strdup(g);
 }
 
 static char *cb_module(void *ctx, const char *module, const char *src,
@@ -380,7 +361,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		rc = -1;
 		goto out;
 	}
-	strv_free(g->incs, g->n_incs);
+	pwrap_strv_free(g->incs, g->n_incs);
 	free(g->src);
 	free(g->shown);
 	g->incs = incs;
@@ -395,7 +376,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 	PWRAP_LOG(PWRAP_LOG_TRACE, "rewrote %s into %s", g->src, g->e.name);
 	rc = 0;
 out:
-	strv_free(incs, n_incs);
+	pwrap_strv_free(incs, n_incs);
 	free(nsrc);
 	free(nshown);
 	free(in);
@@ -551,7 +532,7 @@ static int prepare_walk(struct walk *w, const char *name)
 
 static void walk_reset(struct walk *w, const struct pwrap_source *src)
 {
-	strv_free(w->incs, w->n_incs);
+	pwrap_strv_free(w->incs, w->n_incs);
 	memset(w, 0, sizeof(*w));
 	w->src = src;
 	w->conf = pwrap_rundir()->conf;

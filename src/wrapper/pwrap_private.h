@@ -4,14 +4,14 @@
  * each calling only the ones below it:
  *
  *   pwrap.c           the exported entry points (pam_start, ...)
+ *   pwrap_legacy.c    libpam without pam_start_confdir: its fopen calls
+ *                     of pam.d files are sent to the prepared conf/
  *   pwrap_prepare.c   service name -> prepared conf/ directory (includes)
  *   pwrap_services.c  services/: the service directory's files, a test's win
  *   pwrap_rundir.c    the runtime directory: create, lock, remove, sweep
- *   pwrap_legacy.c    libpam without pam_start_confdir: its fopen calls
- *                     of pam.d files are sent to the prepared conf/
  *   pwrap_conf.c      the rewriter, a pure function (text in, text out)
  *   pwrap_file.c, pwrap_libpam.c, pwrap_log.c, pwrap_list.c
- *                     helpers, the real libpam
+ *                     helpers, the real libpam, the list and string vector
  *
  * Nothing here is exported from the shared object (hidden visibility).
  */
@@ -178,6 +178,10 @@ PWRAP_HIDDEN void pwrap_list_push(struct pwrap_entry **head,
  * returns it, now the caller's to free; NULL when there is none. */
 PWRAP_HIDDEN struct pwrap_entry *pwrap_list_take(struct pwrap_entry **head,
 						 const char *name);
+/* A vector of N malloc'd strings: frees them and V; appends a copy of S
+ * (0, or -1 when out of memory). */
+PWRAP_HIDDEN void pwrap_strv_free(char **v, size_t n);
+PWRAP_HIDDEN int pwrap_strv_add(char ***v, size_t *n, const char *s);
 
 /* ---- the runtime directory (pwrap_rundir.c) ----------------------------- */
 

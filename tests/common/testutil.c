@@ -564,3 +564,21 @@ int tu_conv_none(int n, const struct pam_message **m,
 	(void)d;
 	return PAM_CONV_ERR;
 }
+
+int tu_conv_password(int n, const struct pam_message **m,
+		     struct pam_response **r, void *d)
+{
+	struct pam_response *reply = calloc((size_t)n, sizeof(*reply));
+
+	if (reply == NULL) {
+		return PAM_BUF_ERR;
+	}
+	for (int i = 0; i < n; i++) {
+		if (m[i]->msg_style == PAM_PROMPT_ECHO_OFF ||
+		    m[i]->msg_style == PAM_PROMPT_ECHO_ON) {
+			reply[i].resp = strdup(d != NULL ? d : "");
+		}
+	}
+	*r = reply;
+	return PAM_SUCCESS;
+}

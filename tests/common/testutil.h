@@ -149,5 +149,9 @@ long long tu_now_ms(void);
 /* A conversation that refuses everything (PAM_CONV_ERR). */
 int tu_conv_none(int n, const struct pam_message **m,
 		 struct pam_response **r, void *d);
+/* A conversation that answers every prompt with the string appdata D ("" for
+ * NULL) and ignores messages; replies are malloc'd, libpam frees them. */
+int tu_conv_password(int n, const struct pam_message **m,
+		     struct pam_response **r, void *d);
 
 #endif

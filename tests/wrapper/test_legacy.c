@@ -26,30 +26,11 @@
 
 #include "testutil.h"
 
-static int conv_fn(int n, const struct pam_message **msg,
-		   struct pam_response **resp, void *data)
-{
-	struct pam_response *r = calloc((size_t)n, sizeof(*r));
-	int i;
-
-	if (r == NULL) {
-		return PAM_BUF_ERR;
-	}
-	for (i = 0; i < n; i++) {
-		if (msg[i]->msg_style == PAM_PROMPT_ECHO_OFF ||
-		    msg[i]->msg_style == PAM_PROMPT_ECHO_ON) {
-			r[i].resp = strdup(data);
-		}
-	}
-	*resp = r;
-	return PAM_SUCCESS;
-}
-
 /* pam_start + pam_authenticate + pam_end with the trace captured in *log
  * (malloc'd); the authentication's code, or 1000 + pam_start's. */
 static int auth_logged(const char *service, const char *pw, char **log)
 {
-	struct pam_conv c = { conv_fn, (void *)pw };
+	struct pam_conv c = { tu_conv_password, (void *)pw };
 	pam_handle_t *ph = NULL;
 	int rc;
 
@@ -201,8 +182,8 @@ static void own_fopen_untouched(void **state)
  * reads another passdb, so only its stack accepts "secret2". */
 static void set_item_reload(void **state)
 {
-	struct pam_conv c2 = { conv_fn, (void *)"secret2" };
-	struct pam_conv c1 = { conv_fn, (void *)"secret" };
+	struct pam_conv c2 = { tu_conv_password, (void *)"secret2" };
+	struct pam_conv c1 = { tu_conv_password, (void *)"secret" };
 	pam_handle_t *ph = NULL;
 	char line[4200];
 	char *passdb2 = tu_path(*state, "passdb2");

@@ -537,6 +537,37 @@ static long free_pid_run(void)
 	return -1;
 }
 
+/*
+ * The end of both PID-namespace tests: HOLDER (ready, pid HPID, runtime
+ * directory RUNDIR) gets the test's override; the sweeper ARGV runs to
+ * success and must leave the holder's directory and override alone; the
+ * holder then finishes with the override in effect, and nothing is left.
+ * HOLDER_DESC and SWEEPER_DESC name them in messages.
+ */
+static void expect_spared(struct ctx *c, struct child *holder, long hpid,
+			  const char *rundir, char *const *argv, char **env,
+			  const char *holder_desc, const char *sweeper_desc)
+{
+	char *top = top_of(rundir);
+	char *ovr = tu_path(rundir, SERVICE);
+
+	write_override(c, rundir);
+	expect_success(c, start(c, argv, env, IO_INHERIT, -1).pid,
+		       sweeper_desc);
+	if (access(top, F_OK) != 0 || access(ovr, F_OK) != 0) {
+		fail_msg("%s, the runtime directory of %s (pid %ld), (or the "
+			 "test's override in it) was removed by %s", top,
+			 holder_desc, hpid, sweeper_desc);
+	}
+	go(holder);
+	/* its override (alice denied, bob allowed) still takes effect */
+	expect_success(c, holder->pid, "the holder (override in effect)");
+	close_child(holder);
+	expect_tmpdir_empty(c, "after every process exited normally");
+	free(top);
+	free(ovr);
+}
+
 /* Defect 2(a): a wrapped process inside a PID namespace (sharing TMPDIR)
  * swept the live directory of a wrapped process outside it, because
  * kill(outside pid, 0) fails in there; the test's override in that
@@ -553,7 +584,7 @@ static void test_pidns_inside_spares_outside(void **state)
 	char *owned[2] = { NULL, NULL };
 	char **env_w, **env_ns;
 	struct child holder;
-	char *rundir, *top, *ovr;
+	char *rundir;
 	long hpid;
 
 	if (flags == NULL) {
@@ -565,30 +596,14 @@ static void test_pidns_inside_spares_outside(void **state)
 	env_ns = make_env(c, NULL, NULL);
 	holder = start(c, holder_argv, env_w, IO_PIPES, -1);
 	rundir = must_ready(c, &holder, &hpid);
-	top = top_of(rundir);
-	ovr = tu_path(rundir, SERVICE);
-	write_override(c, rundir);
-
 	/* a fresh wrapped process in a new PID namespace: it sweeps */
 	ns_argv(flags, NULL, steps, argv, owned);
-	expect_success(c, start(c, (char *const *)argv, env_ns, IO_INHERIT, -1).pid,
-		       "the wrapped process inside the namespace");
-
-	if (access(top, F_OK) != 0 || access(ovr, F_OK) != 0) {
-		fail_msg("%s, the runtime directory of live pid %ld outside the "
-			 "namespace, (or the test's override in it) was removed "
-			 "by a wrapped process inside the namespace", top, hpid);
-	}
-	go(&holder);
-	/* its override (alice denied, bob allowed) still takes effect */
-	expect_success(c, holder.pid, "the process outside (override in effect)");
-	close_child(&holder);
-	expect_tmpdir_empty(c, "after every process exited normally");
+	expect_spared(c, &holder, hpid, rundir, (char *const *)argv, env_ns,
+		      "a live process outside the namespace",
+		      "the wrapped process inside the namespace");
 	free(owned[0]);
 	free(owned[1]);
 	free(rundir);
-	free(top);
-	free(ovr);
 	tu_env_free(env_w);
 	tu_env_free(env_ns);
 	free(client);
@@ -619,7 +634,7 @@ static void test_pidns_outside_spares_inside(void **state)
 	char *owned[2] = { NULL, NULL };
 	char **env_w, **env_ns;
 	struct child holder;
-	char *rundir, *top, *ovr;
+	char *rundir;
 	long want, hpid = 0;
 
 	if (flags == NULL) {
@@ -634,33 +649,18 @@ static void test_pidns_outside_spares_inside(void **state)
 	ns_argv(flags, prefix, steps, argv, owned);
 	holder = start(c, (char *const *)argv, env_ns, IO_PIPES, -1);
 	rundir = must_ready(c, &holder, &hpid);
-	top = top_of(rundir);
-	ovr = tu_path(rundir, SERVICE);
-	write_override(c, rundir);
 	if (hpid != want || kill((pid_t)hpid, 0) == 0 || errno != ESRCH) {
 		print_message("note: the process in the namespace has pid %ld, "
 			      "which is in use outside: the old kill(pid, 0) "
 			      "check would not be caught by this run\n", hpid);
 	}
-
 	/* a fresh wrapped process outside: it sweeps */
-	expect_success(c, start(c, attack_argv, env_w, IO_INHERIT, -1).pid,
-		       "the wrapped process outside the namespace");
-
-	if (access(top, F_OK) != 0 || access(ovr, F_OK) != 0) {
-		fail_msg("%s, the runtime directory of a live process (pid %ld) "
-			 "inside a PID namespace, (or the test's override in it) "
-			 "was removed by a wrapped process outside it", top, hpid);
-	}
-	go(&holder);
-	expect_success(c, holder.pid, "the process inside (override in effect)");
-	close_child(&holder);
-	expect_tmpdir_empty(c, "after every process exited normally");
+	expect_spared(c, &holder, hpid, rundir, attack_argv, env_w,
+		      "a live process inside a PID namespace",
+		      "the wrapped process outside the namespace");
 	free(owned[0]);
 	free(owned[1]);
 	free(rundir);
-	free(top);
-	free(ovr);
 	tu_env_free(env_w);
 	tu_env_free(env_ns);
 	free(client);

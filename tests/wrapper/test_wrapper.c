@@ -30,32 +30,12 @@
 
 #include "testutil.h"
 
-static int conv_fn(int n, const struct pam_message **msg,
-		   struct pam_response **resp, void *data)
-{
-	struct pam_response *r = calloc((size_t)n, sizeof(*r));
-	const char *pw = data;
-	int i;
-
-	if (r == NULL) {
-		return PAM_BUF_ERR;
-	}
-	for (i = 0; i < n; i++) {
-		if (msg[i]->msg_style == PAM_PROMPT_ECHO_OFF ||
-		    msg[i]->msg_style == PAM_PROMPT_ECHO_ON) {
-			r[i].resp = strdup(pw ? pw : "");
-		}
-	}
-	*resp = r;
-	return PAM_SUCCESS;
-}
-
 /* Runs pam_start + one operation + pam_end; returns the operation's code,
  * or 1000 + pam_start's code when pam_start fails. */
 static int txn_pw(const char *service, const char *user, int op,
 		  const char *password)
 {
-	struct pam_conv c = { conv_fn, (void *)password };
+	struct pam_conv c = { tu_conv_password, (void *)password };
 	pam_handle_t *ph = NULL;
 	int rc;
 
@@ -253,7 +233,7 @@ static void test_set_item_service_outside_refused(void **state)
 	static const char *const bad[] = { "/etc/pam.d/login",
 					   "../../../../etc/pam.d/login",
 					   "sub/x", "..", ".", "" };
-	struct pam_conv c = { conv_fn, NULL };
+	struct pam_conv c = { tu_conv_password, NULL };
 	pam_handle_t *ph = NULL;
 
 	tu_write_text(*state, "permit", "auth required pam_permit.so\n");
@@ -413,7 +393,7 @@ static void test_env_changed_at_runtime(void **state)
 
 static void test_missing_dir(void **state)
 {
-	struct pam_conv c = { conv_fn, NULL };
+	struct pam_conv c = { tu_conv_password, NULL };
 	pam_handle_t *ph = (pam_handle_t *)&c;	/* must be reset to NULL */
 	char *err;
 	int rc;
@@ -503,7 +483,7 @@ static void test_audit_open(void **state)
 
 static void test_set_item_service_reload(void **state)
 {
-	struct pam_conv c = { conv_fn, NULL };
+	struct pam_conv c = { tu_conv_password, NULL };
 	pam_handle_t *ph = NULL;
 
 	tu_write_text(*state, "first", "auth required pam_permit.so\n");
@@ -526,7 +506,7 @@ static void test_app_confdir(void **state)
 	(void)state;
 	skip();	/* this libpam has no pam_start_confdir to call */
 #else
-	struct pam_conv c = { conv_fn, NULL };
+	struct pam_conv c = { tu_conv_password, NULL };
 	pam_handle_t *ph = NULL;
 	char *mine = tu_mkdtemp("pwrap-test");
 
