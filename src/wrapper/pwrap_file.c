@@ -113,22 +113,11 @@ out:
 	return rc;
 }
 
-int pwrap_write_atomic(const char *path, const char *buf, size_t len)
+/* Writes all of buf to fd. */
+static int write_all(int fd, const char *buf, size_t len)
 {
-	char *tmp = NULL;
 	size_t off = 0;
-	int fd = -1;
-	int rc = -1;
 
-	if (asprintf(&tmp, "%s.tmpXXXXXX", path) < 0) {
-		tmp = NULL;
-		goto out;
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		goto out;
-	}
-	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 	while (off < len) {
 		ssize_t n = write(fd, buf + off, len - off);
 
@@ -136,11 +125,55 @@ int pwrap_write_atomic(const char *path, const char *buf, size_t len)
 			continue;
 		}
 		if (n < 0) {
-			goto out;
+			return -1;
 		}
 		off += (size_t)n;
 	}
-	/* mkstemp's 0600 is enough: the runtime directory is 0700 and only
+	return 0;
+}
+
+/* A file that does not exist yet cannot be being read: it is written in
+ * place, without a temporary file and a rename.  1 if path exists after
+ * all (nothing done), 0 done, -1 failed (nothing left). */
+static int write_new(const char *path, const char *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			    O_CLOEXEC | O_NOCTTY, 0600);
+	int saved;
+
+	if (fd < 0) {
+		return errno == EEXIST ? 1 : -1;
+	}
+	if (write_all(fd, buf, len) == 0 && close(fd) == 0) {
+		return 0;
+	}
+	saved = errno;
+	close(fd);	/* (a second close after a failed one is harmless) */
+	unlink(path);
+	errno = saved;
+	return -1;
+}
+
+int pwrap_write_file(const char *path, const char *buf, size_t len,
+		     bool fresh)
+{
+	char *tmp = NULL;
+	int fd = -1;
+	int rc = -1;
+
+	if (fresh && (rc = write_new(path, buf, len)) <= 0) {
+		return rc;
+	}
+	rc = -1;
+	if (asprintf(&tmp, "%s.tmpXXXXXX", path) < 0) {
+		tmp = NULL;
+		goto out;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0 || write_all(fd, buf, len) != 0) {
+		goto out;
+	}
+	/* mkostemp's 0600 is enough: the runtime directory is 0700 and only
 	 * its owner reads what is in it. */
 	if (close(fd) != 0) {
 		fd = -1;
@@ -164,6 +197,14 @@ out:
 	free(tmp);
 	return rc;
 }
+
+/* A directory entry's type, where the system gives it, spares a failing
+ * unlink per directory; elsewhere unlink tells. */
+#if defined(DT_DIR)
+#define KNOWN_DIR(de) ((de)->d_type == DT_DIR)
+#else
+#define KNOWN_DIR(de) false
+#endif
 
 static int rmtree_depth(int dfd, const char *keep, int depth);
 
@@ -204,15 +245,17 @@ static int rmtree_depth(int dfd, const char *keep, int depth)
 	}
 	while ((de = readdir(d)) != NULL) {
 		const char *nm = de->d_name;
+		bool dir = KNOWN_DIR(de);
 
 		if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0 ||
 		    (keep != NULL && strcmp(nm, keep) == 0)) {
 			continue;
 		}
-		if (unlinkat(dirfd(d), nm, 0) == 0 || errno == ENOENT) {
+		if (!dir &&
+		    (unlinkat(dirfd(d), nm, 0) == 0 || errno == ENOENT)) {
 			continue;
 		}
-		if ((errno != EISDIR && errno != EPERM) ||
+		if ((!dir && errno != EISDIR && errno != EPERM) ||
 		    depth >= PWRAP_RMTREE_DEPTH ||
 		    rmdir_tree(dirfd(d), nm, depth) != 0) {
 			rc = -1;

@@ -308,9 +308,30 @@ static void walk_include(struct walk *w, const char *target, const char *from)
 	walk_file(w, gpath, src, shown, &sig);
 }
 
-/* Rewrites src into g->e.name; replaces g's source, signature and includes. */
+/* Writes a generated file; conf/.inc/ is made when the first included file
+ * needs it (most setups include nothing). */
+static int write_gen(const struct walk *w, const char *gpath, const char *buf,
+		     size_t len, bool fresh)
+{
+	pwrap_path inc;
+
+	if (pwrap_write_file(gpath, buf, len, fresh) == 0) {
+		return 0;
+	}
+	if (errno != ENOENT || INCLUDE_BY_NAME ||
+	    !pwrap_pjoin(inc, w->conf, ".inc") ||
+	    strncmp(gpath, inc, strlen(inc)) != 0 ||
+	    (mkdir(inc, 0755) != 0 && errno != EEXIST)) {
+		return -1;
+	}
+	return pwrap_write_file(gpath, buf, len, fresh);
+}
+
+/* Rewrites src into g->e.name (`fresh`: g is new, so is the file);
+ * replaces g's source, signature and includes. */
 static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
-		      const char *shown, const struct pwrap_sig *sig)
+		      const char *shown, const struct pwrap_sig *sig,
+		      bool fresh)
 {
 	struct pwrap_rewrite_ops ops = {
 		.include_target = cb_include,
@@ -354,7 +375,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		rc = -1;
 		goto out;
 	}
-	if (pwrap_write_atomic(g->e.name, out, out_len) != 0) {
+	if (write_gen(w, g->e.name, out, out_len, fresh) != 0) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot write %s: %s", g->e.name,
 			  strerror(errno));
 		w->suspect = true;
@@ -389,6 +410,7 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 		     const char *shown, const struct pwrap_sig *sig)
 {
 	struct pwrap_gen *g = gen_find(gpath);
+	bool fresh = g == NULL;
 	size_t i;
 
 	for (i = 0; g != NULL && i < w->depth; i++) {
@@ -416,7 +438,7 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 		return -1;
 	}
 	if ((strcmp(g->src, src) != 0 || !pwrap_sig_eq(&g->sig, sig)) &&
-	    regenerate(w, g, src, shown, sig) != 0) {
+	    regenerate(w, g, src, shown, sig, fresh) != 0) {
 		gen_drop(gpath);
 		return -1;
 	}
@@ -437,6 +459,7 @@ static int placeholder(const char *gpath)
 {
 	static const char text[] = "# not in the service directory\n";
 	struct pwrap_gen *g = gen_find(gpath);
+	bool fresh = g == NULL;
 
 	if (g != NULL && g->src[0] == '\0' && g->n_incs == 0 &&
 	    g->sig.ino == 0) {
@@ -447,7 +470,7 @@ static int placeholder(const char *gpath)
 	if (g == NULL) {
 		return -1;
 	}
-	if (pwrap_write_atomic(gpath, text, sizeof(text) - 1) != 0) {
+	if (pwrap_write_file(gpath, text, sizeof(text) - 1, fresh) != 0) {
 		gen_drop(gpath);
 		return -1;
 	}

@@ -147,10 +147,13 @@ PWRAP_HIDDEN bool pwrap_sig_eq(const struct pwrap_sig *a,
 /* Reads a whole regular file of at most PWRAP_MAX_SERVICE_FILE bytes; *buf
  * is malloc'd (caller frees) and NUL-terminated.  -1 with errno set. */
 PWRAP_HIDDEN int pwrap_read_file(const char *path, char **buf, size_t *len);
-/* Writes buf to path atomically (temporary file in the same directory, then
- * rename).  -1 with errno set; no temporary file is left. */
-PWRAP_HIDDEN int pwrap_write_atomic(const char *path, const char *buf,
-				    size_t len);
+/* Writes buf to path so that no reader sees part of it: a temporary file in
+ * the same directory, then rename; when the caller knows path is new
+ * (`fresh`), in place (a file that does not exist is read by nobody), the
+ * rename way if it exists after all.  -1 with errno set; nothing half
+ * written is left. */
+PWRAP_HIDDEN int pwrap_write_file(const char *path, const char *buf,
+				  size_t len, bool fresh);
 /* Removes a directory tree (symlinks are removed, never followed). */
 PWRAP_HIDDEN int pwrap_rmtree(const char *path);
 /* Removes everything in the open directory dfd except the entry named
@@ -187,8 +190,8 @@ PWRAP_HIDDEN int pwrap_strv_add(char ***v, size_t *n, const char *s);
 
 /*
  * base/pam_wrapper.<pid>.XXXXXX/ with .lock, services/ (exported as
- * PAM_WRAPPER_RUNTIME_DIR) and conf/ (what libpam reads; conf/.inc/ holds
- * included files).  Not thread-safe: callers serialise (pwrap_prepare.c).
+ * PAM_WRAPPER_RUNTIME_DIR) and conf/ (what libpam reads; conf/.inc/, made
+ * when first needed, holds included files).  Not thread-safe: callers serialise (pwrap_prepare.c).
  */
 struct pwrap_rundir {
 	const char *top;

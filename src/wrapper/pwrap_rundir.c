@@ -7,7 +7,8 @@
  *   .lock      liveness: its owner holds flock(LOCK_SH) on it through a
  *              descriptor that forked children inherit (and exec closes);
  *   services/  exported as PAM_WRAPPER_RUNTIME_DIR;
- *   conf/      what libpam reads; conf/.inc/ holds included files.
+ *   conf/      what libpam reads; conf/.inc/ holds included files (made
+ *              when first needed).
  * <base> is $TMPDIR, else /dev/shm (Linux: a memory file system, cheaper
  * than a disk-backed /tmp), else /tmp; when one cannot take the directory
  * (full, read-only, not writable) the next one is tried.
@@ -54,6 +55,9 @@ static struct {
 	dev_t ldev;		/* identity of top/.lock, to tell that lockfd */
 	ino_t lino;		/* still is ours (a program may close it) */
 	pid_t owner;		/* the process that made top */
+	uid_t fsuid;		/* owner of what we made: our real file
+				 * system uid, whatever getuid() says under
+				 * uid_wrapper */
 	bool keep;
 	bool swept;		/* this process tree swept already */
 } rd = {
@@ -255,7 +259,6 @@ static int make_in(const char *base, const char *prefix)
 	char *top = NULL;
 	char *svc = NULL;
 	char *conf = NULL;
-	pwrap_path inc;
 	struct stat st;
 	int fd = -1;
 	int err = 0;
@@ -285,12 +288,11 @@ static int make_in(const char *base, const char *prefix)
 	}
 	svc = pwrap_join(top, "services");
 	conf = pwrap_join(top, "conf");
-	if (svc == NULL || conf == NULL || !pwrap_pjoin(inc, conf, ".inc")) {
+	if (svc == NULL || conf == NULL) {
 		err = ENOMEM;
 		goto fail_rm;
 	}
-	if (mkdir(svc, 0755) != 0 || mkdir(conf, 0755) != 0 ||
-	    mkdir(inc, 0755) != 0) {
+	if (mkdir(svc, 0755) != 0 || mkdir(conf, 0755) != 0) {
 		err = errno;
 		goto fail_rm;
 	}
@@ -301,6 +303,7 @@ static int make_in(const char *base, const char *prefix)
 	rd.lockfd = fd;
 	rd.ldev = st.st_dev;
 	rd.lino = st.st_ino;
+	rd.fsuid = st.st_uid;
 	rd.owner = getpid();
 	return 0;
 fail_rm:
@@ -341,9 +344,6 @@ static int make_new(void)
 	rd.keep = keep != NULL && keep[0] == '1';
 	prefix = rd.keep ? PWRAP_KEPT_PREFIX : PWRAP_PREFIX;
 	for (size_t i = 0; i < n; i++) {
-		struct stat st;
-		const char *slash;
-
 		if (make_in(bases[i], prefix) != 0) {
 			int w = snprintf(why + used, sizeof(why) - used,
 					 "%s%s: %s", used ? "; " : "",
@@ -357,12 +357,9 @@ static int make_new(void)
 		setenv("PAM_WRAPPER_RUNTIME_DIR", rd.svc, 1);
 		PWRAP_LOG(PWRAP_LOG_DEBUG, "runtime directory %s%s", rd.svc,
 			  rd.keep ? " (kept: PAM_WRAPPER_KEEP_DIR=1)" : "");
-		/* The owner of what we just made is our real (file system)
-		 * uid, whatever getuid() says under uid_wrapper. */
-		slash = strrchr(rd.top, '/');
-		if (!rd.swept && stat(rd.top, &st) == 0) {
+		if (!rd.swept) {
 			rd.swept = true;
-			sweep(bases[i], slash + 1, st.st_uid);
+			sweep(bases[i], strrchr(rd.top, '/') + 1, rd.fsuid);
 		}
 		return 0;
 	}

@@ -185,7 +185,7 @@ static int copy_in(const char *src, const char *name,
 
 	if (!pwrap_pjoin(dst, svc, name) ||
 	    pwrap_read_file(src, &buf, &len) != 0 ||
-	    pwrap_write_atomic(dst, buf, len) != 0) {
+	    pwrap_write_file(dst, buf, len, copy_find(name) == NULL) != 0) {
 		if (errno == EFBIG) {
 			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: a service file larger "
 				  "than %d bytes is refused", src,
@@ -299,7 +299,7 @@ void pwrap_services_fill(const struct pwrap_source *src)
 		pwrap_path path;
 
 		if (pwrap_pjoin(path, svc, h->e.name)) {
-			(void)pwrap_write_atomic(path, h->buf, h->len);
+			(void)pwrap_write_file(path, h->buf, h->len, false);
 		}
 	}
 	saved_free();
