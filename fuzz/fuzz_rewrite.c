@@ -57,12 +57,16 @@ static void check_token(const char *tok)
 	}
 }
 
-static char *cb_include(void *ctx, const char *target, const char *src,
-			unsigned line)
+static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
+			const char *src, unsigned line)
 {
 	char *r = NULL;
 
 	(void)ctx;
+	if (stack > PWRAP_STACK_ASKED) {
+		fprintf(stderr, "callback got no stack\n");
+		abort();
+	}
 	(void)src;
 	(void)line;
 	check_token(target);
@@ -150,7 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.module_path = cb_module,
 		.ctx = NULL,
 	};
-	const struct pwrap_rewrite_ops no_cbs = { NULL, NULL, NULL };
+	const struct pwrap_rewrite_ops no_cbs = { NULL, NULL, NULL, NULL };
 	char *out = NULL;
 	char *plain = NULL;
 	char *again = NULL;

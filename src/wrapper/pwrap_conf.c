@@ -212,11 +212,12 @@ static bool tok_next(const char *l, size_t from, struct tok *t)
 	return true;
 }
 
-/* The text libpam compares: a bracketed token loses its brackets and the
- * backslash of "\]". */
-static bool tok_is(const char *l, const struct tok *t, const char *word)
+/* The text libpam compares (cut at PAM_LINE_BUF - 1 bytes, more than a
+ * line holds): a bracketed token loses its brackets and the backslash of
+ * "\]". */
+static void tok_word(const char *l, const struct tok *t,
+		     char text[PAM_LINE_BUF])
 {
-	char text[PAM_LINE_BUF];
 	size_t n = 0;
 	size_t i = t->s;
 	size_t end = t->e;
@@ -227,14 +228,67 @@ static bool tok_is(const char *l, const struct tok *t, const char *word)
 			end--;
 		}
 	}
-	for (; i < end && n + 1 < sizeof(text); i++) {
+	for (; i < end && n + 1 < PAM_LINE_BUF; i++) {
 		if (t->bracket && l[i] == '\\' && l[i + 1] == ']') {
 			continue;
 		}
 		text[n++] = l[i];
 	}
 	text[n] = '\0';
+}
+
+static bool tok_is(const char *l, const struct tok *t, const char *word)
+{
+	char text[PAM_LINE_BUF];
+
+	tok_word(l, t, text);
 	return strcasecmp(text, word) == 0;
+}
+
+/* The stack a line with first token t belongs to, as libpam tells it. */
+static enum pwrap_stack line_stack(const char *l, const struct tok *t)
+{
+	static const char *const names[] = {
+		[PWRAP_STACK_AUTH] = "auth",
+		[PWRAP_STACK_ACCOUNT] = "account",
+		[PWRAP_STACK_SESSION] = "session",
+		[PWRAP_STACK_PASSWORD] = "password",
+	};
+	char text[PAM_LINE_BUF];
+	const char *w = text;
+
+	tok_word(l, t, text);
+	if (strcasecmp(w, "@include") == 0) {
+		return PWRAP_STACK_ASKED;
+	}
+	if (w[0] == '-') {
+		w++;	/* "do not log module load errors" */
+	}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (names[i] != NULL && strcasecmp(w, names[i]) == 0) {
+			return (enum pwrap_stack)i;
+		}
+	}
+	return PWRAP_STACK_BAD;
+}
+
+bool pwrap_stack_reads(enum pwrap_stack line, enum pwrap_stack asked)
+{
+	return asked == PWRAP_STACK_ANY || line == asked ||
+	       line == PWRAP_STACK_BAD || line == PWRAP_STACK_ASKED;
+}
+
+enum pwrap_stack pwrap_stack_included(enum pwrap_stack line,
+				      enum pwrap_stack asked)
+{
+	if (line == PWRAP_STACK_ASKED) {
+		return asked;
+	}
+	if (line == PWRAP_STACK_BAD) {
+		/* libpam: "most sensitive" when it reads every stack */
+		return asked == PWRAP_STACK_ANY ? PWRAP_STACK_AUTH : asked;
+	}
+	return line;
 }
 
 /* The token's text as libpam passes it on (malloc'd), or NULL. */
@@ -347,9 +401,13 @@ static int rewrite_line(struct sbuf *out, const char *l, const char *src,
 			  tok_is(l, &t2, "substack");
 	}
 	if (target == NULL) {
-		if (tok_is(l, &t1, "@include") ||
-		    (tok_next(l, t1.next, &t2) &&
-		     (tok_is(l, &t2, "include") || tok_is(l, &t2, "substack")))) {
+		if ((tok_is(l, &t1, "@include") ||
+		     (tok_next(l, t1.next, &t2) &&
+		      (tok_is(l, &t2, "include") ||
+		       tok_is(l, &t2, "substack")))) &&
+		    (ops->no_target == NULL ||
+		     ops->no_target(ops->ctx, line_stack(l, &t1), src, line) !=
+			     0)) {
 			PWRAP_LOG(PWRAP_LOG_ERROR, "%s:%u: include without a "
 				  "target, on which libpam crashes; refusing "
 				  "the file", src, line);
@@ -366,7 +424,8 @@ static int rewrite_line(struct sbuf *out, const char *l, const char *src,
 	}
 	/* a callback left NULL keeps its tokens as written */
 	if (include && ops->include_target != NULL) {
-		rep = ops->include_target(ops->ctx, text, src, line);
+		rep = ops->include_target(ops->ctx, text, line_stack(l, &t1),
+					  src, line);
 	} else if (!include && ops->module_path != NULL) {
 		rep = ops->module_path(ops->ctx, text, src, line);
 	}

@@ -27,13 +27,29 @@
 
 #define PWRAP_MAX_INCLUDE_DEPTH 32
 
+/* An include line: its target as written (NULL: it has none, and libpam
+ * crashes when it reads the line) and the stack it belongs to. */
+struct pwrap_inc {
+	char *target;
+	enum pwrap_stack stack;
+	unsigned line;
+};
+
+static void incs_free(struct pwrap_inc *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].target);
+	}
+	free(v);
+}
+
 /* A rewritten file in conf/, with what it was made from. */
 struct pwrap_gen {
 	struct pwrap_entry e;	/* first; e.name: its absolute path in conf/ */
 	char *src;		/* source path it was rewritten from */
 	char *shown;		/* the user's file, for messages */
 	struct pwrap_sig sig;	/* source signature then */
-	char **incs;		/* include targets it names, as written */
+	struct pwrap_inc *incs;	/* its include lines */
 	size_t n_incs;
 };
 
@@ -71,7 +87,7 @@ static void gen_free(struct pwrap_gen *g)
 	if (g == NULL) {
 		return;
 	}
-	pwrap_strv_free(g->incs, g->n_incs);
+	incs_free(g->incs, g->n_incs);
 	free(g->e.name);
 	free(g->src);
 	free(g->shown);
@@ -131,11 +147,15 @@ void pwrap_runtime_now(void)
 struct walk {
 	const struct pwrap_source *src;
 	const char *conf;		/* the runtime directory's conf/ */
-	struct pwrap_gen *seen[64];	/* files brought up to date */
+	/* A file as libpam reads it: for one stack, or for all (ANY). */
+	struct read {
+		struct pwrap_gen *g;
+		enum pwrap_stack asked;
+	} seen[64];		/* brought up to date, includes followed */
 	size_t n_seen;
-	struct pwrap_gen *stack[PWRAP_MAX_INCLUDE_DEPTH];	/* include chain */
+	struct read stack[PWRAP_MAX_INCLUDE_DEPTH];	/* include chain */
 	size_t depth;
-	char **incs;		/* include targets of the file being rewritten */
+	struct pwrap_inc *incs;	/* include lines of the file being rewritten */
 	size_t n_incs;
 	bool failed;
 	bool cycle;		/* libpam would recurse until the stack overflows */
@@ -217,14 +237,34 @@ static bool include_gpath(const struct walk *w, const char *target,
 	return true;
 }
 
-static char *cb_include(void *ctx, const char *target, const char *src,
-			unsigned line)
+/* Records an include line of the file being rewritten (target may be
+ * NULL); 0, or -1 when out of memory. */
+static int add_inc(struct walk *w, const char *target, enum pwrap_stack stack,
+		   unsigned line)
+{
+	struct pwrap_inc *v = realloc(w->incs, (w->n_incs + 1) * sizeof(*v));
+
+	if (v == NULL) {
+		return -1;
+	}
+	w->incs = v;
+	v[w->n_incs].target = NULL;
+	if (target != NULL && (v[w->n_incs].target = strdup(target)) == NULL) {
+		return -1;
+	}
+	v[w->n_incs].stack = stack;
+	v[w->n_incs].line = line;
+	w->n_incs++;
+	return 0;
+}
+
+static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
+			const char *src, unsigned line)
 {
 	struct walk *w = ctx;
 	pwrap_path g;
 
 	(void)src;
-	(void)line;
 	if (!include_gpath(w, target, g)) {
 		/* a path too long (an error), or for OpenPAM no service
 		 * name (OpenPAM refuses it itself, nothing to prepare) */
@@ -233,11 +273,25 @@ static char *cb_include(void *ctx, const char *target, const char *src,
 		}
 		return NULL;
 	}
-	if (pwrap_strv_add(&w->incs, &w->n_incs, target) != 0) {
+	if (add_inc(w, target, stack, line) != 0) {
 		w->failed = true;
 		return NULL;
 	}
 	return INCLUDE_BY_NAME ? NULL : strdup(g);
+}
+
+/* Whether libpam crashes on the line depends on what the file is read for:
+ * walk_file() decides. */
+static int cb_no_target(void *ctx, enum pwrap_stack stack, const char *src,
+			unsigned line)
+{
+	struct walk *w = ctx;
+
+	(void)src;
+	if (add_inc(w, NULL, stack, line) != 0) {
+		w->failed = true;
+	}
+	return 0;
 }
 
 static char *cb_module(void *ctx, const char *module, const char *src,
@@ -272,11 +326,13 @@ static struct pwrap_gen *gen_new(const char *gpath)
 }
 
 static int walk_file(struct walk *w, const char *gpath, const char *src,
-		     const char *shown, const struct pwrap_sig *sig);
+		     const char *shown, const struct pwrap_sig *sig,
+		     enum pwrap_stack asked);
 static int placeholder(const char *gpath);
 
-/* Brings conf/.inc/<target> up to date (recursively). */
-static void walk_include(struct walk *w, const char *target, const char *from)
+/* Brings conf/.inc/<target> up to date (recursively), as read for asked. */
+static void walk_include(struct walk *w, const char *target,
+			 enum pwrap_stack asked, const char *from)
 {
 	struct pwrap_sig sig;
 	pwrap_path gpath, src, shown;
@@ -305,7 +361,7 @@ static void walk_include(struct walk *w, const char *target, const char *from)
 		unlink(gpath);
 		return;
 	}
-	walk_file(w, gpath, src, shown, &sig);
+	walk_file(w, gpath, src, shown, &sig, asked);
 }
 
 /* Writes a generated file; conf/.inc/ is made when the first included file
@@ -337,12 +393,13 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		.include_target = cb_include,
 		.module_path = cb_module,
 		.ctx = w,
+		.no_target = cb_no_target,
 	};
 	char *in = NULL;
 	char *out = NULL;
 	char *nsrc = NULL;
 	char *nshown = NULL;
-	char **incs = NULL;
+	struct pwrap_inc *incs = NULL;
 	size_t n_incs = 0;
 	size_t len = 0, out_len = 0;
 	int rc = -1;
@@ -382,7 +439,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		rc = -1;
 		goto out;
 	}
-	pwrap_strv_free(g->incs, g->n_incs);
+	incs_free(g->incs, g->n_incs);
 	free(g->src);
 	free(g->shown);
 	g->incs = incs;
@@ -397,7 +454,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 	PWRAP_LOG(PWRAP_LOG_TRACE, "rewrote %s into %s", g->src, g->e.name);
 	rc = 0;
 out:
-	pwrap_strv_free(incs, n_incs);
+	incs_free(incs, n_incs);
 	free(nsrc);
 	free(nshown);
 	free(in);
@@ -405,16 +462,21 @@ out:
 	return rc;
 }
 
-/* Brings gpath up to date from src unless the cached copy is current. */
+/*
+ * Brings gpath up to date from src unless the cached copy is current, then
+ * follows the include lines libpam reads when it reads the file for asked
+ * (a file included by an "auth" line is read for auth only).
+ */
 static int walk_file(struct walk *w, const char *gpath, const char *src,
-		     const char *shown, const struct pwrap_sig *sig)
+		     const char *shown, const struct pwrap_sig *sig,
+		     enum pwrap_stack asked)
 {
 	struct pwrap_gen *g = gen_find(gpath);
 	bool fresh = g == NULL;
 	size_t i;
 
 	for (i = 0; g != NULL && i < w->depth; i++) {
-		if (w->stack[i] == g) {
+		if (w->stack[i].g == g && w->stack[i].asked == asked) {
 			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include cycle (it "
 				  "includes itself through %zu file(s)); "
 				  "refusing it, libpam would crash", shown,
@@ -424,7 +486,7 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 		}
 	}
 	for (i = 0; g != NULL && i < w->n_seen; i++) {
-		if (w->seen[i] == g) {
+		if (w->seen[i].g == g && w->seen[i].asked == asked) {
 			return 0;	/* already brought up to date */
 		}
 	}
@@ -443,12 +505,27 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 		return -1;
 	}
 	if (w->n_seen < sizeof(w->seen) / sizeof(w->seen[0])) {
-		w->seen[w->n_seen++] = g;
+		w->seen[w->n_seen].g = g;
+		w->seen[w->n_seen++].asked = asked;
 	}
-	w->stack[w->depth++] = g;
+	w->stack[w->depth].g = g;
+	w->stack[w->depth++].asked = asked;
 	w->top = false;
 	for (i = 0; i < g->n_incs; i++) {
-		walk_include(w, g->incs[i], g->shown);
+		const struct pwrap_inc *in = &g->incs[i];
+
+		if (!pwrap_stack_reads(in->stack, asked)) {
+			continue;	/* libpam skips the line */
+		}
+		if (in->target == NULL) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "%s:%u: include without a "
+				  "target, on which libpam crashes; refusing "
+				  "the file", g->shown, in->line);
+			w->failed = true;
+			continue;
+		}
+		walk_include(w, in->target,
+			     pwrap_stack_included(in->stack, asked), g->shown);
 	}
 	w->depth--;
 	return 0;
@@ -506,7 +583,9 @@ static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
 		unlink(gpath);
 		return 0;
 	}
-	return walk_file(w, gpath, src, shown, &sig) == 0 ? 1 : -1;
+	/* libpam reads a service's file and "other" for every stack */
+	return walk_file(w, gpath, src, shown, &sig, PWRAP_STACK_ANY) == 0 ?
+		       1 : -1;
 }
 
 
@@ -555,7 +634,7 @@ static int prepare_walk(struct walk *w, const char *name)
 
 static void walk_reset(struct walk *w, const struct pwrap_source *src)
 {
-	pwrap_strv_free(w->incs, w->n_incs);
+	incs_free(w->incs, w->n_incs);
 	memset(w, 0, sizeof(*w));
 	w->src = src;
 	w->conf = pwrap_rundir()->conf;

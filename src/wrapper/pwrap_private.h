@@ -55,12 +55,44 @@ PWRAP_HIDDEN bool pwrap_enabled(void);
  * except when the input ends inside a continued line: then the output ends
  * in a backslash, as libpam (which refuses such a file) would see it.
  */
+/*
+ * The stack (module type) a line belongs to, and which lines libpam reads:
+ * a service file and "other" for every stack (ANY), a file included by a
+ * line of stack S only for S.  A line of an unknown type counts as the
+ * stack asked for, as does "@include".
+ */
+enum pwrap_stack {
+	PWRAP_STACK_ANY,
+	PWRAP_STACK_AUTH,
+	PWRAP_STACK_ACCOUNT,
+	PWRAP_STACK_SESSION,
+	PWRAP_STACK_PASSWORD,
+	PWRAP_STACK_BAD,	/* an illegal type */
+	PWRAP_STACK_ASKED,	/* "@include" */
+};
+/* Whether libpam, reading a file for `asked`, reads a line of `line`. */
+PWRAP_HIDDEN bool pwrap_stack_reads(enum pwrap_stack line,
+				    enum pwrap_stack asked);
+/* What libpam then reads the target of that line's include for. */
+PWRAP_HIDDEN enum pwrap_stack pwrap_stack_included(enum pwrap_stack line,
+						   enum pwrap_stack asked);
+
+/*
+ * include_target gets the stack of the including line.  An include line
+ * without a target crashes libpam when libpam reads the line, which depends
+ * on what the file is read for: no_target is told of such a line (0: keep
+ * it as written and go on); without no_target, or when it returns
+ * non-zero, the file is refused (-1, EINVAL).
+ */
 struct pwrap_rewrite_ops {
 	char *(*include_target)(void *ctx, const char *target,
-				const char *src_name, unsigned line);
+				enum pwrap_stack stack, const char *src_name,
+				unsigned line);
 	char *(*module_path)(void *ctx, const char *module,
 			     const char *src_name, unsigned line);
 	void *ctx;
+	int (*no_target)(void *ctx, enum pwrap_stack stack,
+			 const char *src_name, unsigned line);
 };
 PWRAP_HIDDEN int pwrap_rewrite_service(const char *in, size_t len,
 				       const char *src_name,

@@ -13,11 +13,13 @@
 
 #include "pwrap_private.h"
 
-static char *inc_cb(void *ctx, const char *t, const char *src, unsigned line)
+static char *inc_cb(void *ctx, const char *t, enum pwrap_stack stack,
+		    const char *src, unsigned line)
 {
 	char *r = NULL;
 
 	(void)ctx;
+	(void)stack;
 	(void)src;
 	(void)line;
 	return asprintf(&r, "/G/%s", t) < 0 ? NULL : r;
@@ -38,7 +40,7 @@ static char *mod_cb(void *ctx, const char *m, const char *src, unsigned line)
 
 static void check(const char *in, size_t len, const char *expected)
 {
-	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL };
+	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL };
 	char *out = NULL;
 	size_t out_len = 0;
 
@@ -53,7 +55,7 @@ static void check(const char *in, size_t len, const char *expected)
 
 static void refuse(const char *in)
 {
-	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL };
+	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL };
 	char *out = NULL;
 
 	assert_int_equal(pwrap_rewrite_service(in, strlen(in), "svc", &ops,
@@ -133,7 +135,8 @@ static void test_syntax_corners(void **state)
 	      "auth [success=1 pam_matrix.so\n");
 	CHECK("auth\n", "auth\n");
 	CHECK("auth required\n", "auth required\n");
-	/* an include without a target crashes libpam: refused */
+	/* an include without a target crashes libpam when libpam reads
+	 * it: refused unless the caller takes such lines (no_target) */
 	refuse("@include\n");
 	refuse("auth include\n");
 	refuse("auth [SubStack] # x\n");
@@ -211,11 +214,100 @@ static void test_line_limit(void **state)
 	free(pad);
 }
 
+/* What the callbacks are told of include lines: the stack each belongs to
+ * (which decides whether libpam reads it), and the lines without a target,
+ * which are kept as written when the caller takes them. */
+struct seen_incs {
+	char text[256];
+};
+
+static char *stack_inc_cb(void *ctx, const char *t, enum pwrap_stack stack,
+			  const char *src, unsigned line)
+{
+	struct seen_incs *s = ctx;
+	size_t n = strlen(s->text);
+
+	(void)src;
+	snprintf(s->text + n, sizeof(s->text) - n, "%u:%s:%d ", line, t,
+		 (int)stack);
+	return NULL;
+}
+
+static int no_target_cb(void *ctx, enum pwrap_stack stack, const char *src,
+			unsigned line)
+{
+	struct seen_incs *s = ctx;
+	size_t n = strlen(s->text);
+
+	assert_string_equal(src, "svc");
+	snprintf(s->text + n, sizeof(s->text) - n, "%u:-:%d ", line,
+		 (int)stack);
+	return 0;
+}
+
+static void test_include_stacks(void **state)
+{
+	static const char in[] =
+		"auth include a\n"
+		"account include\n"
+		"-Session [substack] # no target\n"
+		"@include\n"
+		"@INCLUDE b\n"
+		"bogus include c\n"
+		"password substack d\n";
+	struct seen_incs seen = { "" };
+	struct pwrap_rewrite_ops ops = { stack_inc_cb, NULL, &seen,
+					 no_target_cb };
+	char *out = NULL;
+	size_t out_len = 0;
+	char exp[256];
+
+	(void)state;
+	assert_int_equal(pwrap_rewrite_service(in, sizeof(in) - 1, "svc", &ops,
+					       &out, &out_len), 0);
+	snprintf(exp, sizeof(exp), "1:a:%d 2:-:%d 3:-:%d 4:-:%d 5:b:%d 6:c:%d "
+		 "7:d:%d ", PWRAP_STACK_AUTH, PWRAP_STACK_ACCOUNT,
+		 PWRAP_STACK_SESSION, PWRAP_STACK_ASKED, PWRAP_STACK_ASKED,
+		 PWRAP_STACK_BAD, PWRAP_STACK_PASSWORD);
+	assert_string_equal(seen.text, exp);
+	/* the lines without a target are kept (the comment goes, the blank
+	 * before it stays) */
+	assert_string_equal(out, "auth include a\naccount include\n"
+			    "-Session [substack] \n@include\n@INCLUDE b\n"
+			    "bogus include c\npassword substack d\n");
+	free(out);
+
+	/* what libpam reads of a file read for a stack, and for what it
+	 * reads the include targets there */
+	assert_true(pwrap_stack_reads(PWRAP_STACK_AUTH, PWRAP_STACK_ANY));
+	assert_true(pwrap_stack_reads(PWRAP_STACK_AUTH, PWRAP_STACK_AUTH));
+	assert_false(pwrap_stack_reads(PWRAP_STACK_AUTH,
+				       PWRAP_STACK_ACCOUNT));
+	assert_true(pwrap_stack_reads(PWRAP_STACK_BAD, PWRAP_STACK_SESSION));
+	assert_true(pwrap_stack_reads(PWRAP_STACK_ASKED,
+				      PWRAP_STACK_PASSWORD));
+	assert_int_equal(pwrap_stack_included(PWRAP_STACK_ACCOUNT,
+					      PWRAP_STACK_ANY),
+			 PWRAP_STACK_ACCOUNT);
+	assert_int_equal(pwrap_stack_included(PWRAP_STACK_ASKED,
+					      PWRAP_STACK_ANY),
+			 PWRAP_STACK_ANY);
+	assert_int_equal(pwrap_stack_included(PWRAP_STACK_ASKED,
+					      PWRAP_STACK_SESSION),
+			 PWRAP_STACK_SESSION);
+	assert_int_equal(pwrap_stack_included(PWRAP_STACK_BAD,
+					      PWRAP_STACK_ANY),
+			 PWRAP_STACK_AUTH);
+	assert_int_equal(pwrap_stack_included(PWRAP_STACK_BAD,
+					      PWRAP_STACK_ACCOUNT),
+			 PWRAP_STACK_ACCOUNT);
+}
+
 /* An include target that cannot be resolved within the limit is an error:
  * never a silent fall-back to /etc/pam.d. */
 static void test_include_too_long(void **state)
 {
-	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL };
+	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL };
 	char *pad = rep('a', 1015);
 	char *in = NULL;
 	char *out = NULL;
@@ -235,7 +327,7 @@ static void test_include_too_long(void **state)
  * file is refused instead. */
 static void test_continuation_fills_buffer(void **state)
 {
-	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL };
+	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL };
 	char *pad = rep('b', 600);
 	char *in = NULL, *exp = NULL, *out = NULL;
 	char *head = NULL;
@@ -272,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_includes),
 		cmocka_unit_test(test_syntax_corners),
 		cmocka_unit_test(test_line_limit),
+		cmocka_unit_test(test_include_stacks),
 		cmocka_unit_test(test_include_too_long),
 		cmocka_unit_test(test_continuation_fills_buffer),
 	};

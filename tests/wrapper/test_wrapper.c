@@ -353,6 +353,40 @@ static void test_nested_and_absolute_include(void **state)
 	free(svc);
 }
 
+/* libpam reads a file included by an "account" line for account only: an
+ * "auth" include there without a target (libpam crashes on it when it
+ * reads it) or an "auth" include of the file itself (endless recursion when
+ * read) are lines libpam skips, so the service works; the same file
+ * included for auth is refused, naming the file and line. */
+static void test_include_read_for_one_stack(void **state)
+{
+	char *err, *where;
+
+	tu_write_text(*state, "acct-only", "auth include\n"
+		      "auth include acct-only\n"
+		      "account required pam_permit.so\n");
+	tu_write_text(*state, "typed", "account include acct-only\n");
+	assert_int_equal(txn("typed", 'm'), PAM_SUCCESS);
+
+	tu_write_text(*state, "typed", "account include acct-only\n"
+		      "auth include acct-only\n");
+	tu_stderr_begin();
+	assert_int_equal(txn("typed", 'm'), 1000 + PAM_ABORT);
+	err = tu_stderr_end();
+	where = tu_path(*state, "acct-only:1:");
+	assert_non_null(strstr(err, where));
+	assert_non_null(strstr(err, "include without a target"));
+	free(err);
+	free(where);
+
+	/* as a service of its own (read for every stack) it is refused */
+	tu_stderr_begin();
+	assert_int_equal(txn("acct-only", 'm'), 1000 + PAM_ABORT);
+	err = tu_stderr_end();
+	assert_non_null(strstr(err, "include without a target"));
+	free(err);
+}
+
 static void test_include_missing(void **state)
 {
 	char *err;
@@ -807,6 +841,7 @@ int main(void)
 		T(test_include_resolution),
 		T(test_nested_and_absolute_include),
 		T(test_include_missing),
+		T(test_include_read_for_one_stack),
 		T(test_env_changed_at_runtime),
 		T(test_missing_dir),
 		T(test_disabled_passthrough),
