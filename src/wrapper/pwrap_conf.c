@@ -245,6 +245,16 @@ static bool tok_is(const char *l, const struct tok *t, const char *word)
 	return strcasecmp(text, word) == 0;
 }
 
+/* Whether a line's first token is "@include": libpam drops a leading '-'
+ * ("do not log module load errors") first, so "-@include" is one too. */
+static bool is_at_include(const char *l, const struct tok *t)
+{
+	char text[PAM_LINE_BUF];
+
+	tok_word(l, t, text);
+	return strcasecmp(text[0] == '-' ? text + 1 : text, "@include") == 0;
+}
+
 /* The stack a line with first token t belongs to, as libpam tells it. */
 static enum pwrap_stack line_stack(const char *l, const struct tok *t)
 {
@@ -258,11 +268,11 @@ static enum pwrap_stack line_stack(const char *l, const struct tok *t)
 	const char *w = text;
 
 	tok_word(l, t, text);
-	if (strcasecmp(w, "@include") == 0) {
-		return PWRAP_STACK_ASKED;
-	}
 	if (w[0] == '-') {
 		w++;	/* "do not log module load errors" */
+	}
+	if (strcasecmp(w, "@include") == 0) {
+		return PWRAP_STACK_ASKED;
 	}
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (names[i] != NULL && strcasecmp(w, names[i]) == 0) {
@@ -389,7 +399,7 @@ static int rewrite_line(struct sbuf *out, const char *l, const char *src,
 	if (!tok_next(l, 0, &t1)) {
 		return 0;	/* nothing libpam would use */
 	}
-	if (tok_is(l, &t1, "@include")) {
+	if (is_at_include(l, &t1)) {
 		if (tok_next(l, t1.next, &t2)) {
 			target = &t2;
 			include = true;
@@ -401,7 +411,7 @@ static int rewrite_line(struct sbuf *out, const char *l, const char *src,
 			  tok_is(l, &t2, "substack");
 	}
 	if (target == NULL) {
-		if ((tok_is(l, &t1, "@include") ||
+		if ((is_at_include(l, &t1) ||
 		     (tok_next(l, t1.next, &t2) &&
 		      (tok_is(l, &t2, "include") ||
 		       tok_is(l, &t2, "substack")))) &&

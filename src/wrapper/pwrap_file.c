@@ -144,11 +144,14 @@ static int write_new(const char *path, const char *buf, size_t len)
 	if (fd < 0) {
 		return errno == EEXIST ? 1 : -1;
 	}
-	if (write_all(fd, buf, len) == 0 && close(fd) == 0) {
+	if (write_all(fd, buf, len) != 0) {
+		saved = errno;
+		close(fd);
+	} else if (close(fd) == 0) {
 		return 0;
+	} else {
+		saved = errno;	/* the descriptor is gone all the same */
 	}
-	saved = errno;
-	close(fd);	/* (a second close after a failed one is harmless) */
 	unlink(path);
 	errno = saved;
 	return -1;

@@ -475,8 +475,14 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 	bool fresh = g == NULL;
 	size_t i;
 
+	/* Back at a file read for the same stack, libpam goes round for
+	 * ever.  Back at one read for every stack (ANY), too: after leaving
+	 * ANY, every file on the way was read for the one stack asked now,
+	 * whose lines led here, so libpam follows them again. */
 	for (i = 0; g != NULL && i < w->depth; i++) {
-		if (w->stack[i].g == g && w->stack[i].asked == asked) {
+		if (w->stack[i].g == g && (w->stack[i].asked == asked ||
+					   w->stack[i].asked ==
+						   PWRAP_STACK_ANY)) {
 			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include cycle (it "
 				  "includes itself through %zu file(s)); "
 				  "refusing it, libpam would crash", shown,

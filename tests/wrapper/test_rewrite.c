@@ -105,6 +105,9 @@ static void test_includes(void **state)
 	CHECK("@INCLUDE x\n", "@INCLUDE /G/x\n");
 	CHECK("  @Include x\n", "  @Include /G/x\n");
 	CHECK("auth [include] x\n", "auth [include] /G/x\n");
+	/* libpam drops a leading '-' before it looks for "@include" */
+	CHECK("-@include x\n", "-@include /G/x\n");
+	CHECK("[-@include] x\n", "[-@include] /G/x\n");
 }
 
 static void test_syntax_corners(void **state)
@@ -138,6 +141,7 @@ static void test_syntax_corners(void **state)
 	/* an include without a target crashes libpam when libpam reads
 	 * it: refused unless the caller takes such lines (no_target) */
 	refuse("@include\n");
+	refuse("-@include\n");
 	refuse("auth include\n");
 	refuse("auth [SubStack] # x\n");
 	/* a file ending in a continuation stays one (libpam refuses it) */
@@ -252,7 +256,7 @@ static void test_include_stacks(void **state)
 		"account include\n"
 		"-Session [substack] # no target\n"
 		"@include\n"
-		"@INCLUDE b\n"
+		"-@INCLUDE b\n"
 		"bogus include c\n"
 		"password substack d\n";
 	struct seen_incs seen = { "" };
@@ -273,7 +277,7 @@ static void test_include_stacks(void **state)
 	/* the lines without a target are kept (the comment goes, the blank
 	 * before it stays) */
 	assert_string_equal(out, "auth include a\naccount include\n"
-			    "-Session [substack] \n@include\n@INCLUDE b\n"
+			    "-Session [substack] \n@include\n-@INCLUDE b\n"
 			    "bogus include c\npassword substack d\n");
 	free(out);
 

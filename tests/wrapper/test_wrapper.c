@@ -306,9 +306,17 @@ static void test_include_resolution(void **state)
 	assert_int_equal(txn("inc", 'a'), PAM_SUCCESS);
 	assert_int_equal(txn("inc", 'm'), PAM_SUCCESS);
 	assert_int_equal(txn("inc", 's'), PAM_SUCCESS);
+#if defined(PWRAP_LIBPAM_AT_INCLUDE) && !defined(PWRAP_OPENPAM)
+	/* "-@include" is an @include to libpam as well */
+	tu_write_text(*state, "dash-inc", "-@include common-auth\n");
+	assert_int_equal(txn("dash-inc", 'a'), PAM_SUCCESS);
+#endif
 	/* an edited include is picked up */
 	tu_write_text(*state, "common-auth", "auth required pam_deny.so\n");
 	assert_int_equal(txn("inc", 'a'), PAM_AUTH_ERR);
+#if defined(PWRAP_LIBPAM_AT_INCLUDE) && !defined(PWRAP_OPENPAM)
+	assert_int_equal(txn("dash-inc", 'a'), PAM_AUTH_ERR);
+#endif
 }
 
 static void test_nested_and_absolute_include(void **state)
@@ -376,6 +384,7 @@ static void test_include_read_for_one_stack(void **state)
 	where = tu_path(*state, "acct-only:1:");
 	assert_non_null(strstr(err, where));
 	assert_non_null(strstr(err, "include without a target"));
+	assert_non_null(strstr(err, "include cycle"));	/* line 2 */
 	free(err);
 	free(where);
 
