@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1039,6 +1040,100 @@ static void set_password_reports(void **state)
 	log_clear();
 }
 
+/* ---- passwords are wiped before their memory is freed ---------------- */
+
+/*
+ * Every malloc() and free() of this program and of passdb.c comes here
+ * (-Wl,--wrap, tests/modules/CMakeLists.txt).  New blocks are filled, so
+ * that all of a block is defined when it is scanned; while `secret` is set,
+ * a freed block that still holds it is counted.
+ */
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define PWRAP_MAKE_DEFINED(p, n) (void)VALGRIND_MAKE_MEM_DEFINED((p), (n))
+#endif
+#endif
+#ifndef PWRAP_MAKE_DEFINED
+#define PWRAP_MAKE_DEFINED(p, n) ((void)(p), (void)(n))
+#endif
+
+void *__real_malloc(size_t n);
+void __real_free(void *p);
+void *__wrap_malloc(size_t n);
+void __wrap_free(void *p);
+
+static const char *secret;
+static unsigned unwiped;
+
+void *__wrap_malloc(size_t n)
+{
+	void *p = __real_malloc(n);
+
+	if (p != NULL) {
+		memset(p, 0xa5, malloc_usable_size(p));
+	}
+	return p;
+}
+
+void __wrap_free(void *p)
+{
+	if (p != NULL && secret != NULL) {
+		size_t n = malloc_usable_size(p);
+
+		/* (the C library's own blocks, asprintf's, may end in bytes
+		 * never written: valgrind must not count reading them) */
+		PWRAP_MAKE_DEFINED(p, n);
+		if (memmem(p, n, secret, strlen(secret)) != NULL) {
+			unwiped++;
+		}
+	}
+	__real_free(p);
+}
+
+/* A lookup of the user, of another one and of an unknown one, and a
+ * password change, in a file larger than one read: no freed buffer holds
+ * a password of the file, or the new one. */
+static void secrets_wiped(void **state)
+{
+	struct env *t = *state;
+	struct buf b = { 0 };
+	struct pm_found f = PM_FOUND_INIT;
+	const char *who[] = { "alice", "bob", "nobody-here" };
+
+	for (int i = 0; i < 3000; i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "user%d:pw%d:svc\n", i, i);
+		puts_(&b, line);
+		if (i == 1500) {
+			puts_(&b, "alice:Sekr3t-alice:svc\n"
+				  "bob:Sekr3t-bob:svc\n");
+		}
+	}
+	tu_write_file(t->path, b.d, b.n, 0644);
+	free(b.d);
+	unwiped = 0;
+	secret = "Sekr3t-alice";
+	for (size_t i = 0; i < sizeof(who) / sizeof(who[0]); i++) {
+		assert_int_equal(pm_passdb_lookup(NULL, t->path, who[i], &f),
+				 PAM_SUCCESS);
+		assert_int_equal(f.found, i < 2);
+		pm_found_free(&f);
+	}
+	assert_int_equal(pm_passdb_set_password(NULL, t->path, "bob",
+						"Sekr3t-new"),
+			 PAM_SUCCESS);
+	secret = "Sekr3t-new";
+	assert_int_equal(pm_passdb_lookup(NULL, t->path, "bob", &f),
+			 PAM_SUCCESS);
+	assert_string_equal(f.pass, "Sekr3t-new");
+	pm_found_free(&f);
+	secret = NULL;
+	assert_int_equal(unwiped, 0);
+	log_clear();
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1054,6 +1149,7 @@ int main(int argc, char **argv)
 		T(inplace_rewrite),
 		T(fork_first_lookups),
 		T(set_password_reports),
+		T(secrets_wiped),
 #undef T
 	};
 

@@ -278,6 +278,9 @@ int pm_src_fill(pam_handle_t *pamh, struct pm_src *s, size_t from)
 			break;
 		}
 		s->len += (size_t)n;
+		if (s->len > s->dirty) {
+			s->dirty = s->len;
+		}
 		s->nread += (uint64_t)n;
 		if (s->nread > PM_PASSDB_MAX) {
 			return pm_too_big(pamh, s->path);
@@ -298,6 +301,9 @@ int pm_src_begin(pam_handle_t *pamh, struct pm_src *s)
 {
 	s->buf[0] = '\n';
 	s->len = 1;
+	if (s->dirty < 1) {
+		s->dirty = 1;
+	}
 	s->base = 0;
 	s->nread = 0;
 	s->eof = false;
@@ -573,18 +579,19 @@ static int pm_found_set(pam_handle_t *pamh, const char *path,
 void pm_src_free(struct pm_src *s)
 {
 	if (s->buf != NULL) {
-		explicit_bzero(s->buf, s->cap);
+		explicit_bzero(s->buf, s->dirty);
 		free(s->buf);
 	}
 	s->buf = NULL;
 	s->cap = 0;
 	s->len = 0;
+	s->dirty = 0;
 }
 
 int pm_passdb_lookup(pam_handle_t *pamh, const char *path, const char *user,
 		     struct pm_found *f)
 {
-	struct pm_src s = { path, -1, NULL, 0, 0, 0, 0, 0, false };
+	struct pm_src s = { .path = path, .fd = -1 };
 	const size_t ulen = strlen(user);
 	struct pm_hit h = { 0, 0, 0 };
 	bool found = false, bad = false;

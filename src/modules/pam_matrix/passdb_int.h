@@ -35,6 +35,9 @@ struct pm_src {
 	char *buf;
 	size_t cap;
 	size_t len;
+	size_t dirty;   /* buf[0, dirty) was ever written: what is wiped (a
+			 * small file leaves most of the buffer untouched,
+			 * and its pages never mapped in) */
 	uint64_t base;
 	uint64_t nread; /* file bytes read, bounded by PM_PASSDB_MAX */
 	uint64_t size;  /* st_size when opened (0: unknown) */

@@ -113,6 +113,7 @@ static int pm_read_whole(pam_handle_t *pamh, struct pm_src *s, uint64_t size)
 		s->buf = nbuf;
 		s->cap = ncap;
 		s->len = len;
+		s->dirty = len;
 		rv = pm_src_fill(pamh, s, 0);
 	}
 	s->fd = -1;
@@ -396,7 +397,7 @@ out:
 int pm_passdb_set_password(pam_handle_t *pamh, const char *path,
 			   const char *user, const char *newpw)
 {
-	struct pm_src s = { path, -1, NULL, 0, 0, 0, 0, 0, false };
+	struct pm_src s = { .path = path, .fd = -1 };
 	const size_t ulen = strlen(user);
 	struct pm_hit h = { 0, 0, 0 };
 	struct pm_new n;
