@@ -331,14 +331,18 @@ static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
  * both sides when it reads the line, and skips it on both when the file is
  * read for another stack.  (The wrapper refuses the service instead when
  * libpam would read it: test_wrapper checks that part.) */
-static int cb_no_target(void *ctx, enum pwrap_stack stack, const char *src,
-			unsigned line)
+static int cb_bad_include(void *ctx, enum pwrap_stack stack,
+			  enum pwrap_bad_include why, const char *target,
+			  const char *src, unsigned line)
 {
 	(void)ctx;
 	(void)stack;
+	(void)target;
 	(void)src;
 	(void)line;
-	return 0;
+	/* too long: refused (E2BIG), which paths of equal length never
+	 * cause, so that it shows as a disagreement */
+	return why == PWRAP_INCLUDE_NO_TARGET ? 0 : -1;
 }
 
 static char *cb_module(void *ctx, const char *module, const char *src,
@@ -404,7 +408,7 @@ static bool has_cycle(bool edge[NFILES][NFILES], int f, int *state)
 static bool rewrite_all(struct side *s)
 {
 	const struct pwrap_rewrite_ops ops = { cb_include, cb_module, NULL,
-					      cb_no_target };
+					      cb_bad_include };
 	struct stat ours[NFILES];
 	bool queued[NFILES] = { false };
 	int queue[NFILES], qn = 0, qi;

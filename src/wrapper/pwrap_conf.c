@@ -282,6 +282,21 @@ static enum pwrap_stack line_stack(const char *l, const struct tok *t)
 	return PWRAP_STACK_BAD;
 }
 
+void pwrap_log_bad_include(enum pwrap_bad_include why, const char *target,
+			   const char *src, unsigned line)
+{
+	if (why == PWRAP_INCLUDE_NO_TARGET) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s:%u: include without a target, "
+			  "on which libpam crashes; refusing the file", src,
+			  line);
+	} else {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s:%u: with the include target "
+			  "%s resolved the line would not fit libpam's "
+			  "%d-byte line buffer; shorten the line", src, line,
+			  target, PAM_LINE_BUF);
+	}
+}
+
 bool pwrap_stack_reads(enum pwrap_stack line, enum pwrap_stack asked)
 {
 	return asked == PWRAP_STACK_ANY || line == asked ||
@@ -415,12 +430,12 @@ static int rewrite_line(struct sbuf *out, const char *l, const char *src,
 		     (tok_next(l, t1.next, &t2) &&
 		      (tok_is(l, &t2, "include") ||
 		       tok_is(l, &t2, "substack")))) &&
-		    (ops->no_target == NULL ||
-		     ops->no_target(ops->ctx, line_stack(l, &t1), src, line) !=
-			     0)) {
-			PWRAP_LOG(PWRAP_LOG_ERROR, "%s:%u: include without a "
-				  "target, on which libpam crashes; refusing "
-				  "the file", src, line);
+		    (ops->bad_include == NULL ||
+		     ops->bad_include(ops->ctx, line_stack(l, &t1),
+				      PWRAP_INCLUDE_NO_TARGET, NULL, src,
+				      line) != 0)) {
+			pwrap_log_bad_include(PWRAP_INCLUDE_NO_TARGET, NULL,
+					      src, line);
 			errno = EINVAL;
 			return -1;
 		}
@@ -463,11 +478,13 @@ static int rewrite_line(struct sbuf *out, const char *l, const char *src,
 			  "the module name is left as written", src, line,
 			  text, PAM_LINE_BUF);
 		emit(out, l, len);
+	} else if (ops->bad_include != NULL &&
+		   ops->bad_include(ops->ctx, line_stack(l, &t1),
+				    PWRAP_INCLUDE_TOO_LONG, text, src,
+				    line) == 0) {
+		emit(out, l, len);	/* as written: libpam skips it */
 	} else {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "%s:%u: with the include target "
-			  "%s resolved the line would not fit libpam's "
-			  "%d-byte line buffer; shorten the line", src, line,
-			  text, PAM_LINE_BUF);
+		pwrap_log_bad_include(PWRAP_INCLUDE_TOO_LONG, text, src, line);
 		errno = E2BIG;
 		rc = -1;
 	}

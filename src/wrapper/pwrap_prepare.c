@@ -27,12 +27,15 @@
 
 #define PWRAP_MAX_INCLUDE_DEPTH 32
 
-/* An include line: its target as written (NULL: it has none, and libpam
- * crashes when it reads the line) and the stack it belongs to. */
+/* An include line: its target as written (NULL: it has none), the stack it
+ * belongs to, and whether it cannot work (then the line is refused where
+ * libpam reads it). */
 struct pwrap_inc {
 	char *target;
 	enum pwrap_stack stack;
 	unsigned line;
+	bool bad;
+	enum pwrap_bad_include why;
 };
 
 static void incs_free(struct pwrap_inc *v, size_t n)
@@ -254,6 +257,7 @@ static int add_inc(struct walk *w, const char *target, enum pwrap_stack stack,
 	}
 	v[w->n_incs].stack = stack;
 	v[w->n_incs].line = line;
+	v[w->n_incs].bad = false;
 	w->n_incs++;
 	return 0;
 }
@@ -280,17 +284,27 @@ static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
 	return INCLUDE_BY_NAME ? NULL : strdup(g);
 }
 
-/* Whether libpam crashes on the line depends on what the file is read for:
- * walk_file() decides. */
-static int cb_no_target(void *ctx, enum pwrap_stack stack, const char *src,
-			unsigned line)
+/* Whether a bad include line matters depends on what the file is read
+ * for: walk_file() decides.  The line stays as written.  (A line too long
+ * once resolved was recorded by cb_include already: the last entry.) */
+static int cb_bad_include(void *ctx, enum pwrap_stack stack,
+			  enum pwrap_bad_include why, const char *target,
+			  const char *src, unsigned line)
 {
 	struct walk *w = ctx;
+	struct pwrap_inc *last = w->n_incs > 0 ? &w->incs[w->n_incs - 1] : NULL;
 
 	(void)src;
-	if (add_inc(w, NULL, stack, line) != 0) {
-		w->failed = true;
+	if (why != PWRAP_INCLUDE_TOO_LONG || last == NULL ||
+	    last->line != line) {
+		if (add_inc(w, target, stack, line) != 0) {
+			w->failed = true;
+			return 0;
+		}
+		last = &w->incs[w->n_incs - 1];
 	}
+	last->bad = true;
+	last->why = why;
 	return 0;
 }
 
@@ -393,7 +407,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		.include_target = cb_include,
 		.module_path = cb_module,
 		.ctx = w,
-		.no_target = cb_no_target,
+		.bad_include = cb_bad_include,
 	};
 	char *in = NULL;
 	char *out = NULL;
@@ -523,10 +537,9 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 		if (!pwrap_stack_reads(in->stack, asked)) {
 			continue;	/* libpam skips the line */
 		}
-		if (in->target == NULL) {
-			PWRAP_LOG(PWRAP_LOG_ERROR, "%s:%u: include without a "
-				  "target, on which libpam crashes; refusing "
-				  "the file", g->shown, in->line);
+		if (in->bad) {
+			pwrap_log_bad_include(in->why, in->target, g->shown,
+					      in->line);
 			w->failed = true;
 			continue;
 		}

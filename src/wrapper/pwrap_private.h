@@ -79,11 +79,16 @@ PWRAP_HIDDEN enum pwrap_stack pwrap_stack_included(enum pwrap_stack line,
 
 /*
  * include_target gets the stack of the including line.  An include line
- * without a target crashes libpam when libpam reads the line, which depends
- * on what the file is read for: no_target is told of such a line (0: keep
- * it as written and go on); without no_target, or when it returns
- * non-zero, the file is refused (-1, EINVAL).
+ * that cannot work matters only when libpam reads the line, which depends
+ * on what the file is read for: bad_include is told of such a line (0: keep
+ * it as written and go on); without bad_include, or when it returns
+ * non-zero, the file is refused (-1 with errno EINVAL or E2BIG).
  */
+enum pwrap_bad_include {
+	PWRAP_INCLUDE_NO_TARGET,	/* libpam crashes on it; target NULL */
+	PWRAP_INCLUDE_TOO_LONG,		/* resolved, the target would not fit
+					 * libpam's line buffer */
+};
 struct pwrap_rewrite_ops {
 	char *(*include_target)(void *ctx, const char *target,
 				enum pwrap_stack stack, const char *src_name,
@@ -91,9 +96,14 @@ struct pwrap_rewrite_ops {
 	char *(*module_path)(void *ctx, const char *module,
 			     const char *src_name, unsigned line);
 	void *ctx;
-	int (*no_target)(void *ctx, enum pwrap_stack stack,
-			 const char *src_name, unsigned line);
+	int (*bad_include)(void *ctx, enum pwrap_stack stack,
+			   enum pwrap_bad_include why, const char *target,
+			   const char *src_name, unsigned line);
 };
+/* The error line for a bad include line that libpam reads. */
+PWRAP_HIDDEN void pwrap_log_bad_include(enum pwrap_bad_include why,
+					const char *target,
+					const char *src_name, unsigned line);
 PWRAP_HIDDEN int pwrap_rewrite_service(const char *in, size_t len,
 				       const char *src_name,
 				       const struct pwrap_rewrite_ops *ops,

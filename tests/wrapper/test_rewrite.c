@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit tests of the service-file rewriter (src/wrapper/pwrap_conf.c). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -139,7 +140,7 @@ static void test_syntax_corners(void **state)
 	CHECK("auth\n", "auth\n");
 	CHECK("auth required\n", "auth required\n");
 	/* an include without a target crashes libpam when libpam reads
-	 * it: refused unless the caller takes such lines (no_target) */
+	 * it: refused unless the caller takes such lines (bad_include) */
 	refuse("@include\n");
 	refuse("-@include\n");
 	refuse("auth include\n");
@@ -237,12 +238,15 @@ static char *stack_inc_cb(void *ctx, const char *t, enum pwrap_stack stack,
 	return NULL;
 }
 
-static int no_target_cb(void *ctx, enum pwrap_stack stack, const char *src,
-			unsigned line)
+static int bad_cb(void *ctx, enum pwrap_stack stack,
+		  enum pwrap_bad_include why, const char *target,
+		  const char *src, unsigned line)
 {
 	struct seen_incs *s = ctx;
 	size_t n = strlen(s->text);
 
+	assert_int_equal(why, PWRAP_INCLUDE_NO_TARGET);
+	assert_null(target);
 	assert_string_equal(src, "svc");
 	snprintf(s->text + n, sizeof(s->text) - n, "%u:-:%d ", line,
 		 (int)stack);
@@ -261,7 +265,7 @@ static void test_include_stacks(void **state)
 		"password substack d\n";
 	struct seen_incs seen = { "" };
 	struct pwrap_rewrite_ops ops = { stack_inc_cb, NULL, &seen,
-					 no_target_cb };
+					 bad_cb };
 	char *out = NULL;
 	size_t out_len = 0;
 	char exp[256];
@@ -309,18 +313,47 @@ static void test_include_stacks(void **state)
 
 /* An include target that cannot be resolved within the limit is an error:
  * never a silent fall-back to /etc/pam.d. */
+static int too_long_cb(void *ctx, enum pwrap_stack stack,
+		       enum pwrap_bad_include why, const char *target,
+		       const char *src, unsigned line)
+{
+	(void)src;
+	assert_int_equal(why, PWRAP_INCLUDE_TOO_LONG);
+	assert_int_equal(stack, PWRAP_STACK_ACCOUNT);
+	assert_string_equal(target, "x");
+	assert_int_equal(line, 2);
+	(*(int *)ctx)++;
+	return 0;
+}
+
 static void test_include_too_long(void **state)
 {
 	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL };
 	char *pad = rep('a', 1015);
 	char *in = NULL;
 	char *out = NULL;
+	int told = 0;
 
 	(void)state;
 	assert_true(asprintf(&in, "auth include x %s\n", pad) > 0);
 	assert_int_equal(pwrap_rewrite_service(in, strlen(in), "svc", &ops,
 					       &out, NULL), -1);
+	assert_int_equal(errno, E2BIG);
 	assert_null(out);
+	free(in);
+	/* with bad_include the line stays as written, for the caller to
+	 * refuse where libpam reads it */
+	ops.ctx = &told;
+	ops.bad_include = too_long_cb;
+	free(pad);
+	pad = rep('a', 1003);	/* 1021 bytes as written, 1024 resolved */
+	assert_true(asprintf(&in, "auth required x.so\naccount include x %s\n",
+			     pad) > 0);
+	assert_int_equal(pwrap_rewrite_service(in, strlen(in), "svc", &ops,
+					       &out, NULL), 0);
+	assert_int_equal(told, 1);
+	assert_string_equal(out, in);
+	free(out);
 	free(in);
 	free(pad);
 }

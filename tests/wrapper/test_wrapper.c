@@ -394,6 +394,26 @@ static void test_include_read_for_one_stack(void **state)
 	err = tu_stderr_end();
 	assert_non_null(strstr(err, "include without a target"));
 	free(err);
+
+#if !defined(PWRAP_OPENPAM)	/* (OpenPAM's targets stay names) */
+	/* the same rule for an include line that the resolved target would
+	 * make too long for libpam's line buffer (1000 bytes as written) */
+	{
+		char line[1100];
+
+		snprintf(line, sizeof(line), "auth include common-x %0978d\n"
+			 "account required pam_permit.so\n", 0);
+		tu_write_text(*state, "acct-long", line);
+	}
+	tu_write_text(*state, "typed", "account include acct-long\n");
+	assert_int_equal(txn("typed", 'm'), PAM_SUCCESS);
+	tu_write_text(*state, "typed", "auth include acct-long\n");
+	tu_stderr_begin();
+	assert_int_equal(txn("typed", 'a'), 1000 + PAM_ABORT);
+	err = tu_stderr_end();
+	assert_non_null(strstr(err, "shorten the line"));
+	free(err);
+#endif
 }
 
 static void test_include_missing(void **state)
