@@ -87,6 +87,17 @@ echo "(ssh exit status 255, as expected)"
 
 kill "$sshd_pid"; wait "$sshd_pid" 2>/dev/null || true; sshd_pid=
 echo; echo "== sshd's log:"; sed 's/^/   /' "$dir/sshd.log"
+# The per-connection process of the last login may still be ending (it has
+# just refused a password): a directory stays live while its lock is held,
+# so wait (at most 10 s) until every lock is free.
+for _ in $(seq 100); do
+  busy=
+  for l in "$dir"/tmp/pam_wrapper.*/.lock; do
+    if [ -e "$l" ] && ! flock -n -x "$l" true 2>/dev/null; then busy=1; fi
+  done
+  [ -z "$busy" ] && break
+  sleep 0.1
+done
 # sshd's per-connection processes end with _exit(), which leaves their
 # runtime directory to the next wrapped process of the user: any program
 # that uses PAM under the wrapper (here pamtester, refused at once) removes
