@@ -11,7 +11,7 @@
  * and one for a pam.conf finds nothing.  Any other call (another file, a
  * caller outside libpam, a process that is not wrapped) goes straight to the
  * C library.  Include targets are rewritten to absolute paths inside conf/
- * (pwrap_prepare.c), which libpam opens as they are: nothing of the
+ * (pwrap_walk.c), which libpam opens as they are: nothing of the
  * system's configuration is read.
  *
  * Caller test: the return address's object (dladdr) is libpam's.  It costs

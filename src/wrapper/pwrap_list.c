@@ -2,7 +2,7 @@
 /*
  * The containers of libpam_wrapper.so.  The one list: a singly linked list of entries keyed
  * by a name, for the files it keeps track of (rewritten files in conf/,
- * pwrap_prepare.c; copies in services/ and files saved from an inherited
+ * pwrap_walk.c; copies in services/ and files saved from an inherited
  * services/, pwrap_services.c).  The lists are a handful of entries long
  * and only read under the preparation lock, so a linear search does.  The
  * list owns nothing: entries are allocated and freed by the file that keeps

@@ -6,7 +6,9 @@
  *   pwrap.c           the exported entry points (pam_start, ...)
  *   pwrap_legacy.c    libpam without pam_start_confdir: its fopen calls
  *                     of pam.d files are sent to the prepared conf/
- *   pwrap_prepare.c   service name -> prepared conf/ directory (includes)
+ *   pwrap_prepare.c   service name -> prepared conf/ directory (the lock)
+ *   pwrap_walk.c      conf/ for one service: its files and includes as
+ *                     libpam reads them, rewritten
  *   pwrap_services.c  services/: the service directory's files, a test's win
  *   pwrap_rundir.c    the runtime directory: create, lock, remove, sweep
  *   pwrap_conf.c      the rewriter, a pure function (text in, text out)
@@ -255,7 +257,7 @@ PWRAP_HIDDEN const struct pwrap_rundir *pwrap_rundir(void);
  * of a fork): the next ensure makes this process its own. */
 PWRAP_HIDDEN bool pwrap_rundir_inherited(void);
 
-/* ---- preparation (pwrap_prepare.c, pwrap_services.c) -------------------- */
+/* ---- preparation (pwrap_prepare.c, pwrap_walk.c, pwrap_services.c) ------ */
 
 /*
  * Prepares the private configuration directory for `service` (and "other")
@@ -271,6 +273,19 @@ PWRAP_HIDDEN int pwrap_prepare(const char *service, const char *svcdir,
  * '/', no leading '.'); false when there is none.  Takes the preparation
  * lock: never call it with that lock held. */
 PWRAP_HIDDEN bool pwrap_prepared_path(const char *name, pwrap_path out);
+
+/*
+ * Brings conf/ up to date for the service file `name` (libpam's view of the
+ * service name) and "other", from src and services/ (pwrap_walk.c).
+ * Returns PAM_SUCCESS, PAM_SERVICE_ERR (neither file exists) or PAM_ABORT
+ * (logged); *suspect says that files of ours vanished, so the runtime
+ * directory needs a look.  walk_forget drops what it knows of conf/ (a new
+ * runtime directory).  Both with the preparation lock held.
+ */
+struct pwrap_source;
+PWRAP_HIDDEN int pwrap_walk_update(const struct pwrap_source *src,
+				   const char *name, bool *suspect);
+PWRAP_HIDDEN void pwrap_walk_forget(void);
 
 /* Creates the runtime directory now if the process links libpam (so that
  * PAM_WRAPPER_RUNTIME_DIR exists before the first pam_start, as tests

@@ -110,28 +110,38 @@ static void test_write_fresh_symlink(void **state)
 	free(target);
 }
 
-/* Nested directories (d_type or not) go; the entry kept stays. */
+/* Nested directories go, and a symlink to a directory elsewhere goes
+ * without what it points to; the entry kept stays.  (The fall-back for
+ * file systems that give no d_type, unlink's EISDIR, is not reached on
+ * tmpfs or ext4.) */
 static void test_rmtree_at_keep(void **state)
 {
 	const char *dir = *state;
 	char *a = tu_subdir(dir, "a");
 	char *b = tu_subdir(a, "b");
 	char *link = tu_path(dir, "ln");
+	char *outside = tu_mkdtemp("pwrap-files-outside");
+	char *kept = tu_path(outside, "kept");
 	int fd;
 
 	tu_write_text(dir, ".lock", "");
 	tu_write_text(dir, "f", "1");
 	tu_write_text(a, "g", "2");
 	tu_write_text(b, "h", "3");
-	assert_int_equal(symlink(a, link), 0);
+	tu_write_text(outside, "kept", "4");
+	assert_int_equal(symlink(outside, link), 0);
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	assert_int_equal(pwrap_rmtree_at(fd, ".lock"), 0);	/* closes fd */
 	assert_int_equal(tu_count_entries(dir, true), 1);
 	assert_int_equal(access(link, F_OK), -1);
+	assert_int_equal(access(kept, F_OK), 0);
+	tu_rmtree(outside);
 	free(a);
 	free(b);
 	free(link);
+	free(outside);
+	free(kept);
 }
 
 static void test_rmtree_whole(void **state)

@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Bringing conf/ up to date for one service: its file and "other" (from
+ * services/, see pwrap_services.c) and everything they include are
+ * rewritten into conf/ (pwrap_conf.c does the text), relative include
+ * targets and bare names of our modules resolved inside the test setup.
+ * Includes are followed as libpam reads them: a file included by a line of
+ * one stack is read for that stack only, so what libpam skips neither
+ * counts against the service nor is walked.  A rewritten file is kept
+ * while the (dev, ino, size, mtime, ctime) of its source stay the same, so
+ * an unchanged configuration costs a few stat(2) per pam_start.
+ *
+ * Called with the preparation lock held (pwrap_prepare.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <security/pam_appl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pwrap_private.h"
+
+#define PWRAP_MAX_INCLUDE_DEPTH 32
+
+/* An include line: its target as written (NULL: it has none), the stack it
+ * belongs to, and whether it cannot work (then the line is refused where
+ * libpam reads it). */
+struct pwrap_inc {
+	char *target;
+	enum pwrap_stack stack;
+	unsigned line;
+	bool bad;
+	enum pwrap_bad_include why;
+};
+
+static void incs_free(struct pwrap_inc *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].target);
+	}
+	free(v);
+}
+
+/* A rewritten file in conf/, with what it was made from. */
+struct pwrap_gen {
+	struct pwrap_entry e;	/* first; e.name: its absolute path in conf/ */
+	char *src;		/* source path it was rewritten from */
+	char *shown;		/* the user's file, for messages */
+	struct pwrap_sig sig;	/* source signature then */
+	struct pwrap_inc *incs;	/* its include lines */
+	size_t n_incs;
+};
+
+static struct pwrap_entry *gens;	/* of struct pwrap_gen */
+
+/* Frees an entry taken out of gens (NULL: nothing). */
+static void gen_free(struct pwrap_gen *g)
+{
+	if (g == NULL) {
+		return;
+	}
+	incs_free(g->incs, g->n_incs);
+	free(g->e.name);
+	free(g->src);
+	free(g->shown);
+	free(g);
+}
+
+static void gens_free(void)
+{
+	while (gens != NULL) {
+		gen_free((struct pwrap_gen *)pwrap_list_take(&gens, NULL));
+	}
+}
+
+/* ---- walking a service file and its includes ---------------------------- */
+
+struct walk {
+	const struct pwrap_source *src;
+	const char *conf;		/* the runtime directory's conf/ */
+	/* A file as libpam reads it: for one stack, or for all (ANY). */
+	struct read {
+		struct pwrap_gen *g;
+		enum pwrap_stack asked;
+	} seen[64];		/* brought up to date, includes followed */
+	size_t n_seen;
+	struct read stack[PWRAP_MAX_INCLUDE_DEPTH];	/* include chain */
+	size_t depth;
+	struct pwrap_inc *incs;	/* include lines of the file being rewritten */
+	size_t n_incs;
+	bool failed;
+	bool cycle;		/* libpam would recurse until the stack overflows */
+	bool suspect;		/* a file we made is gone: recheck the directory */
+	bool top;		/* walking the requested service's own file */
+};
+
+/* Source of an include target: absolute as written, relative inside the
+ * runtime/service dirs (never /etc/pam.d). */
+static bool include_source(struct walk *w, const char *target, pwrap_path out,
+			   pwrap_path shown, struct pwrap_sig *sig)
+{
+	bool found;
+
+	if (pwrap_name_is_plain(target)) {
+		return pwrap_services_source(w->src, target, out, shown, sig,
+					      &w->suspect, &w->failed);
+	}
+	if (target[0] == '/') {
+		found = snprintf(out, sizeof(pwrap_path), "%s", target) <
+				(int)sizeof(pwrap_path) &&
+			pwrap_sig_of(out, sig);
+	} else {
+		found = (pwrap_pjoin(out, pwrap_rundir()->svc, target) &&
+			 pwrap_sig_of(out, sig)) ||
+			(w->src->only == NULL &&
+			 pwrap_pjoin(out, w->src->dir, target) &&
+			 pwrap_sig_of(out, sig));
+	}
+	if (found) {
+		memcpy(shown, out, sizeof(pwrap_path));
+	}
+	return found;
+}
+
+/*
+ * Where an include target's rewritten copy goes.  Linux-PAM opens a target
+ * as a path: conf/.inc/<target, %-escaped>, a flat name for any path, which
+ * the target becomes.  OpenPAM includes a service by name through its
+ * policy path (so through pwrap_legacy.c, to conf/<name>) and refuses any
+ * other target itself: there the copy is conf/<target>, only a plain name
+ * is one, and the target stays as written.
+ */
+#if defined(PWRAP_OPENPAM)
+#define INCLUDE_BY_NAME true
+#else
+#define INCLUDE_BY_NAME false
+#endif
+
+static bool include_gpath(const struct walk *w, const char *target,
+			  pwrap_path out)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t j, i;
+
+	if (INCLUDE_BY_NAME) {
+		return pwrap_name_is_plain(target) &&
+		       pwrap_pjoin(out, w->conf, target);
+	}
+	j = (size_t)snprintf(out, sizeof(pwrap_path), "%s/.inc/", w->conf);
+
+	for (i = 0; target[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)target[i];
+
+		if (j + 4 >= sizeof(pwrap_path)) {
+			return false;
+		}
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		    (c == '.' && i > 0)) {
+			out[j++] = (char)c;
+		} else {
+			out[j++] = '%';
+			out[j++] = hex[c >> 4];
+			out[j++] = hex[c & 15];
+		}
+	}
+	out[j] = '\0';
+	return true;
+}
+
+/* Records an include line of the file being rewritten (target may be
+ * NULL); 0, or -1 when out of memory. */
+static int add_inc(struct walk *w, const char *target, enum pwrap_stack stack,
+		   unsigned line)
+{
+	struct pwrap_inc *v = realloc(w->incs, (w->n_incs + 1) * sizeof(*v));
+
+	if (v == NULL) {
+		return -1;
+	}
+	w->incs = v;
+	v[w->n_incs].target = NULL;
+	if (target != NULL && (v[w->n_incs].target = strdup(target)) == NULL) {
+		return -1;
+	}
+	v[w->n_incs].stack = stack;
+	v[w->n_incs].line = line;
+	v[w->n_incs].bad = false;
+	w->n_incs++;
+	return 0;
+}
+
+static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
+			const char *src, unsigned line)
+{
+	struct walk *w = ctx;
+	pwrap_path g;
+
+	(void)src;
+	if (!include_gpath(w, target, g)) {
+		/* a path too long (an error), or for OpenPAM no service
+		 * name (OpenPAM refuses it itself, nothing to prepare) */
+		if (!INCLUDE_BY_NAME) {
+			w->failed = true;
+		}
+		return NULL;
+	}
+	if (add_inc(w, target, stack, line) != 0) {
+		w->failed = true;
+		return NULL;
+	}
+	return INCLUDE_BY_NAME ? NULL : strdup(g);
+}
+
+/* Whether a bad include line matters depends on what the file is read
+ * for: walk_file() decides.  The line stays as written.  (A line too long
+ * once resolved was recorded by cb_include already: the last entry.) */
+static int cb_bad_include(void *ctx, enum pwrap_stack stack,
+			  enum pwrap_bad_include why, const char *target,
+			  const char *src, unsigned line)
+{
+	struct walk *w = ctx;
+	struct pwrap_inc *last = w->n_incs > 0 ? &w->incs[w->n_incs - 1] : NULL;
+
+	(void)src;
+	if (why != PWRAP_INCLUDE_TOO_LONG || last == NULL ||
+	    last->line != line) {
+		if (add_inc(w, target, stack, line) != 0) {
+			w->failed = true;
+			return 0;
+		}
+		last = &w->incs[w->n_incs - 1];
+	}
+	last->bad = true;
+	last->why = why;
+	return 0;
+}
+
+static char *cb_module(void *ctx, const char *module, const char *src,
+		       unsigned line)
+{
+	const struct walk *w = ctx;
+
+	return pwrap_module_path(w->conf, module, src, line);
+}
+
+static struct pwrap_gen *gen_find(const char *gpath)
+{
+	return (struct pwrap_gen *)pwrap_list_find(gens, gpath);
+}
+
+static void gen_drop(const char *gpath)
+{
+	gen_free((struct pwrap_gen *)pwrap_list_take(&gens, gpath));
+}
+
+static struct pwrap_gen *gen_new(const char *gpath)
+{
+	struct pwrap_gen *g = calloc(1, sizeof(*g));
+
+	if (g == NULL || (g->e.name = strdup(gpath)) == NULL ||
+	    (g->src = strdup("")) == NULL) {
+		gen_free(g);
+		return NULL;
+	}
+	pwrap_list_push(&gens, &g->e);
+	return g;
+}
+
+static int walk_file(struct walk *w, const char *gpath, const char *src,
+		     const char *shown, const struct pwrap_sig *sig,
+		     enum pwrap_stack asked);
+static int placeholder(const char *gpath);
+
+/* Brings conf/.inc/<target> up to date (recursively), as read for asked. */
+static void walk_include(struct walk *w, const char *target,
+			 enum pwrap_stack asked, const char *from)
+{
+	struct pwrap_sig sig;
+	pwrap_path gpath, src, shown;
+
+	if (!include_gpath(w, target, gpath)) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target too long", from);
+		w->failed = true;
+		return;
+	}
+	if (!include_source(w, target, src, shown, &sig)) {
+		if (w->failed) {
+			return;	/* the cause is logged */
+		}
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target '%s' not found "
+			  "in %s or %s; the stack including it fails",
+			  from, target, pwrap_rundir()->svc, w->src->dir);
+#if defined(PWRAP_OPENPAM)
+		if (strcmp(target, "other") == 0) {
+			/* conf/other itself: the empty stand-in stays (it is
+			 * never unlinked, see prepare_walk) */
+			(void)placeholder(gpath);
+			return;
+		}
+#endif
+		gen_drop(gpath);
+		unlink(gpath);
+		return;
+	}
+	walk_file(w, gpath, src, shown, &sig, asked);
+}
+
+/* Writes a generated file; conf/.inc/ is made when the first included file
+ * needs it (most setups include nothing). */
+static int write_gen(const struct walk *w, const char *gpath, const char *buf,
+		     size_t len, bool fresh)
+{
+	pwrap_path inc;
+
+	if (pwrap_write_file(gpath, buf, len, fresh) == 0) {
+		return 0;
+	}
+	if (errno != ENOENT || INCLUDE_BY_NAME ||
+	    !pwrap_pjoin(inc, w->conf, ".inc") ||
+	    strncmp(gpath, inc, strlen(inc)) != 0 ||
+	    (mkdir(inc, 0755) != 0 && errno != EEXIST)) {
+		return -1;
+	}
+	return pwrap_write_file(gpath, buf, len, fresh);
+}
+
+/* Rewrites src into g->e.name (`fresh`: g is new, so is the file);
+ * replaces g's source, signature and includes. */
+static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
+		      const char *shown, const struct pwrap_sig *sig,
+		      bool fresh)
+{
+	struct pwrap_rewrite_ops ops = {
+		.include_target = cb_include,
+		.module_path = cb_module,
+		.ctx = w,
+		.bad_include = cb_bad_include,
+	};
+	char *in = NULL;
+	char *out = NULL;
+	char *nsrc = NULL;
+	char *nshown = NULL;
+	struct pwrap_inc *incs = NULL;
+	size_t n_incs = 0;
+	size_t len = 0, out_len = 0;
+	int rc = -1;
+
+	if (pwrap_read_file(src, &in, &len) != 0) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot read %s: %s", shown,
+			  strerror(errno));
+		goto out;
+	}
+	rc = pwrap_rewrite_service(in, len, shown, &ops, &out, &out_len);
+	/* the include targets the callbacks collected are ours now */
+	incs = w->incs;
+	n_incs = w->n_incs;
+	w->incs = NULL;
+	w->n_incs = 0;
+	if (rc != 0 || w->failed || (nsrc = strdup(src)) == NULL ||
+	    (nshown = strdup(shown)) == NULL) {
+		w->failed = true;
+		rc = -1;
+		goto out;
+	}
+	if (w->top && out_len > 0 && out[out_len - 1] == '\\') {
+		/* libpam gives up on the service (pam_start: PAM_ABORT), and
+		 * leaks doing so; included files and "other" stay broken in
+		 * the copy, where libpam fails them as it would the original */
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: the file ends in a continued "
+			  "line, or a continued line overflows libpam's "
+			  "1024-byte buffer; libpam refuses it", shown);
+		w->failed = true;
+		rc = -1;
+		goto out;
+	}
+	if (write_gen(w, g->e.name, out, out_len, fresh) != 0) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot write %s: %s", g->e.name,
+			  strerror(errno));
+		w->suspect = true;
+		rc = -1;
+		goto out;
+	}
+	incs_free(g->incs, g->n_incs);
+	free(g->src);
+	free(g->shown);
+	g->incs = incs;
+	g->n_incs = n_incs;
+	g->src = nsrc;
+	g->shown = nshown;
+	g->sig = *sig;
+	incs = NULL;
+	n_incs = 0;
+	nsrc = NULL;
+	nshown = NULL;
+	PWRAP_LOG(PWRAP_LOG_TRACE, "rewrote %s into %s", g->src, g->e.name);
+	rc = 0;
+out:
+	incs_free(incs, n_incs);
+	free(nsrc);
+	free(nshown);
+	free(in);
+	free(out);
+	return rc;
+}
+
+/*
+ * Brings gpath up to date from src unless the cached copy is current, then
+ * follows the include lines libpam reads when it reads the file for asked
+ * (a file included by an "auth" line is read for auth only).
+ */
+static int walk_file(struct walk *w, const char *gpath, const char *src,
+		     const char *shown, const struct pwrap_sig *sig,
+		     enum pwrap_stack asked)
+{
+	struct pwrap_gen *g = gen_find(gpath);
+	bool fresh = g == NULL;
+	size_t i;
+
+	/* Back at a file read for the same stack, libpam goes round for
+	 * ever.  Back at one read for every stack (ANY), too: after leaving
+	 * ANY, every file on the way was read for the one stack asked now,
+	 * whose lines led here, so libpam follows them again. */
+	for (i = 0; g != NULL && i < w->depth; i++) {
+		if (w->stack[i].g == g && (w->stack[i].asked == asked ||
+					   w->stack[i].asked ==
+						   PWRAP_STACK_ANY)) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include cycle (it "
+				  "includes itself through %zu file(s)); "
+				  "refusing it, libpam would crash", shown,
+				  w->depth - i - 1);
+			w->cycle = true;
+			return -1;
+		}
+	}
+	for (i = 0; g != NULL && i < w->n_seen; i++) {
+		if (w->seen[i].g == g && w->seen[i].asked == asked) {
+			return 0;	/* already brought up to date */
+		}
+	}
+	if (w->depth == PWRAP_MAX_INCLUDE_DEPTH) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: includes nested deeper than "
+			  "%d levels", shown, PWRAP_MAX_INCLUDE_DEPTH);
+		w->cycle = true;
+		return -1;
+	}
+	if (g == NULL && (g = gen_new(gpath)) == NULL) {
+		return -1;
+	}
+	if ((strcmp(g->src, src) != 0 || !pwrap_sig_eq(&g->sig, sig)) &&
+	    regenerate(w, g, src, shown, sig, fresh) != 0) {
+		gen_drop(gpath);
+		return -1;
+	}
+	if (w->n_seen < sizeof(w->seen) / sizeof(w->seen[0])) {
+		w->seen[w->n_seen].g = g;
+		w->seen[w->n_seen++].asked = asked;
+	}
+	w->stack[w->depth].g = g;
+	w->stack[w->depth++].asked = asked;
+	w->top = false;
+	for (i = 0; i < g->n_incs; i++) {
+		const struct pwrap_inc *in = &g->incs[i];
+
+		if (!pwrap_stack_reads(in->stack, asked)) {
+			continue;	/* libpam skips the line */
+		}
+		if (in->bad) {
+			pwrap_log_bad_include(in->why, in->target, g->shown,
+					      in->line);
+			w->failed = true;
+			continue;
+		}
+		walk_include(w, in->target,
+			     pwrap_stack_included(in->stack, asked), g->shown);
+	}
+	w->depth--;
+	return 0;
+}
+
+/* Puts an empty file at gpath (once), recorded with an empty source. */
+static int placeholder(const char *gpath)
+{
+	static const char text[] = "# not in the service directory\n";
+	struct pwrap_gen *g = gen_find(gpath);
+	bool fresh = g == NULL;
+
+	if (g != NULL && g->src[0] == '\0' && g->n_incs == 0 &&
+	    g->sig.ino == 0) {
+		return 0;
+	}
+	gen_drop(gpath);
+	g = gen_new(gpath);
+	if (g == NULL) {
+		return -1;
+	}
+	if (pwrap_write_file(gpath, text, sizeof(text) - 1, fresh) != 0) {
+		gen_drop(gpath);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Brings conf/<name> up to date; returns 1 if present, 0 if not, -1 error.
+ * With `empty_if_missing`, a missing source gives an empty file: libpam
+ * always reads "other" too and logs an error when it is missing, and
+ * replacing (not unlinking) keeps concurrent pam_start()s from seeing a gap.
+ */
+static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
+{
+	struct pwrap_sig sig;
+	pwrap_path gpath, src, shown;
+
+	if (!pwrap_pjoin(gpath, w->conf, name)) {
+		return -1;
+	}
+	/* the requested service's file (not "other") is refused when libpam
+	 * would give up on it */
+	w->top = !empty_if_missing;
+	if (!pwrap_services_source(w->src, name, src, shown, &sig,
+				    &w->suspect, &w->failed)) {
+		if (w->failed) {
+			return -1;	/* the cause is logged */
+		}
+		if (empty_if_missing) {
+			return placeholder(gpath) == 0 ? 0 : -1;
+		}
+		gen_drop(gpath);
+		unlink(gpath);
+		return 0;
+	}
+	/* libpam reads a service's file and "other" for every stack */
+	return walk_file(w, gpath, src, shown, &sig, PWRAP_STACK_ANY) == 0 ?
+		       1 : -1;
+}
+
+
+/* One pass over the service and "other"; returns a PAM code. */
+static int prepare_walk(struct walk *w, const char *name)
+{
+	int found = pwrap_name_is_plain(name) ? walk_service(w, name, false)
+					      : 0;
+
+	if (found >= 0 && strcmp(name, "other") != 0) {
+		/* "other" is never unlinked (an empty file stands in for a
+		 * missing one): another thread's libpam may be reading it. */
+		int other = walk_service(w, "other", true);
+
+		if (found == 0) {
+			found = other;
+		} else if (other < 0) {
+			found = -1;
+		}
+	}
+	if (found < 0 || w->failed || w->cycle) {
+		return PAM_ABORT;
+	}
+	return found == 0 ? PAM_SERVICE_ERR : PAM_SUCCESS;
+}
+
+static void walk_reset(struct walk *w, const struct pwrap_source *src)
+{
+	incs_free(w->incs, w->n_incs);
+	memset(w, 0, sizeof(*w));
+	w->src = src;
+	w->conf = pwrap_rundir()->conf;
+}
+
+
+int pwrap_walk_update(const struct pwrap_source *src, const char *name,
+		      bool *suspect)
+{
+	struct walk w = { 0 };
+	int rc;
+
+	walk_reset(&w, src);
+	rc = prepare_walk(&w, name);
+	*suspect = w.suspect;
+	walk_reset(&w, NULL);
+	return rc;
+}
+
+void pwrap_walk_forget(void)
+{
+	gens_free();
+}
