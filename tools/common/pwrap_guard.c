@@ -57,7 +57,7 @@ int pwrap_reexec_wrapped(const char *mark, const char *lib, const char *preload,
 		      "splits there), so libpam_wrapper.so would not be loaded and "
 		      "pam_start() would read the system's /etc/pam.d; not running. "
 		      "Use the library from a path without them (a symbolic link "
-		      "will do)", lib);
+		      "to it will do)", lib);
 		return -1;
 	}
 	if (again) {
