@@ -107,29 +107,46 @@ def signame(sig):
     return signal.Signals(sig).name
 
 
-@pytest.mark.parametrize("sig", SIGNALS, ids=signame)
-def test_launcher_signal_reaches_the_command_and_cleans_up(tenv, workdir, sig):
-    mark = os.path.join(workdir, "pid")
-    p = subprocess.Popen([LAUNCHER, "-u", "bob:secret:svc", SH, "-c",
-                          f"echo $$ > {mark}; exec sleep 60"],
-                         env=tenv.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    cmd = None
+def signal_when_ready(tenv, argv, mark, sig, pids, while_running=None, **popen):
+    """Run argv until the pids it writes to mark are there (appended to
+    pids, for the caller to clean up), call while_running(), send sig and
+    wait: returns (exit status, stdout, stderr)."""
+    p = subprocess.Popen(argv, env=tenv.env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, **popen)
     try:
         wait_for(mark, p)
         with open(mark) as f:
-            cmd = int(f.read())
-        # The private directory, passdb in cleartext, is there meanwhile.
-        assert [d for d in tenv.leftovers() if d.startswith("pwrap_launch.")]
+            pids.extend(int(x) for x in f.read().split())
+        if while_running is not None:
+            while_running()
         p.send_signal(sig)
-        rc = p.wait(timeout=60)
+        out, err = p.communicate(timeout=60)
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
-        if cmd is not None and not gone(cmd, timeout=1):
-            kill_quietly(cmd)
-            pytest.fail("the command kept running")
-    assert rc == 128 + sig, p.stderr.read()
+    return p.returncode, out, err
+
+
+@pytest.mark.parametrize("sig", SIGNALS, ids=signame)
+def test_launcher_signal_reaches_the_command_and_cleans_up(tenv, workdir, sig):
+    mark = os.path.join(workdir, "pid")
+    pids = []
+
+    def private_dir_there():
+        # The private directory, passdb in cleartext, is there meanwhile.
+        assert [d for d in tenv.leftovers() if d.startswith("pwrap_launch.")]
+
+    try:
+        rc, _, err = signal_when_ready(
+            tenv, [LAUNCHER, "-u", "bob:secret:svc", SH, "-c",
+                   f"echo $$ > {mark}; exec sleep 60"], mark, sig, pids, private_dir_there)
+    finally:
+        for pid in pids:
+            if not gone(pid, timeout=1):
+                kill_quietly(pid)
+                pytest.fail("the command kept running")
+    assert rc == 128 + sig, err
     assert tenv.leftovers() == []
 
 
@@ -137,20 +154,11 @@ def test_launcher_keeps_ignored_signals_ignored(tenv, workdir):
     # nohup: a signal ignored when the launcher starts stays ignored, for
     # the command too.
     mark = os.path.join(workdir, "pid")
-    p = subprocess.Popen([LAUNCHER, "-u", "bob:secret:svc", SH, "-c",
-                          f"echo $$ > {mark}; sleep 1; echo done"],
-                         env=tenv.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, preexec_fn=lambda: signal.signal(signal.SIGHUP,
-                                                                     signal.SIG_IGN))
-    try:
-        wait_for(mark, p)
-        p.send_signal(signal.SIGHUP)
-        out, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 0 and out.strip() == "done", out + err
+    rc, out, err = signal_when_ready(
+        tenv, [LAUNCHER, "-u", "bob:secret:svc", SH, "-c",
+               f"echo $$ > {mark}; sleep 1; echo done"], mark, signal.SIGHUP, [],
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    assert rc == 0 and out.strip() == "done", out + err
     assert tenv.leftovers() == []
 
 
@@ -176,23 +184,18 @@ def test_pamtest_signal_cleans_up(tenv, workdir, sig):
                         f"#!/bin/sh\necho $$ $PPID > {mark}\n"
                         "exec sleep 60 </dev/null >/dev/null 2>&1\n", mode=0o755)
     sc = write_file(workdir, "s.pamtest", BLOCKING.format(script=script))
-    p = subprocess.Popen([PAMTEST, sc], env=tenv.env(), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
     pids = []
-    try:
-        wait_for(mark, p)
-        with open(mark) as f:
-            pids = [int(x) for x in f.read().split()]
+
+    def private_dir_there():
         assert [d for d in tenv.leftovers() if d.startswith("pamtest.")]
-        p.send_signal(sig)
-        rc = p.wait(timeout=60)
+
+    try:
+        rc, _, err = signal_when_ready(tenv, [PAMTEST, sc], mark, sig, pids,
+                                       private_dir_there)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
         for pid in pids[:1]:
             kill_quietly(pid)  # pam_exec's script, not pamtest's business
-    assert rc == 128 + sig, p.stderr.read()
+    assert rc == 128 + sig, err
     # The process running the transaction ended too.
     assert gone(pids[1])
     # No passdb, no service file, no wrapper runtime directory left.
