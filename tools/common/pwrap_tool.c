@@ -261,22 +261,43 @@ out:
 	return rc;
 }
 
+/* Set by pwrap_set_tmpbase(): where pwrap_mkdtemp() creates, or NULL. */
+static const char *tmpbase;
+
+void pwrap_set_tmpbase(const char *dir)
+{
+	tmpbase = dir;
+}
+
 /* The directory for temporary files: $TMPDIR if set and non-empty, else /tmp. */
 static const char *pwrap_tmpdir(void)
 {
 	const char *t = getenv("TMPDIR");
 
+	if (tmpbase != NULL)
+		return tmpbase;
 	return (t != NULL && t[0] != '\0') ? t : "/tmp";
 }
 
 char *pwrap_mkdtemp(const char *prefix)
 {
-	char *path = NULL;
+	const char *base = pwrap_tmpdir();
+	char *path = NULL, *cwd = NULL;
 
-	if (asprintf(&path, "%s/%s.XXXXXX", pwrap_tmpdir(), prefix) < 0)
+	/* Absolute: service files name the passdb by this path, and the
+	 * command may change its working directory. */
+	if (base[0] != '/' && (cwd = getcwd(NULL, 0)) == NULL) {
+		warn("TMPDIR %s is relative and the working directory is unknown", base);
 		return NULL;
+	}
+	if (asprintf(&path, "%s%s%s/%s.XXXXXX", cwd != NULL ? cwd : "",
+		     cwd != NULL ? "/" : "", base, prefix) < 0) {
+		free(cwd);
+		return NULL;
+	}
+	free(cwd);
 	if (mkdtemp(path) == NULL) {
-		warn("cannot create a directory in %s", pwrap_tmpdir());
+		warn("cannot create a directory in %s", base);
 		free(path);
 		return NULL;
 	}
@@ -353,6 +374,33 @@ int pwrap_valid_service_name(const char *name)
 	return name[0] != '\0' && name[0] != '.' && strpbrk(name, "/: \t\n") == NULL;
 }
 
+const char *pwrap_user_name_problem(const char *name)
+{
+	if (name[0] == '\0')
+		return "the user name is empty";
+	if (strpbrk(name, ":\n") != NULL)
+		return "a passdb user name cannot contain ':' or a newline";
+	if (name[0] == '#')
+		return "a passdb line that starts with '#' is a comment to pam_matrix, "
+		       "so this user could never log in";
+	return NULL;
+}
+
+const char *pwrap_service_case_problem(const char *name)
+{
+#if defined(PWRAP_OPENPAM)
+	(void)name;	/* OpenPAM keeps the case of service names */
+#else
+	for (const char *p = name; *p != '\0'; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			return "Linux-PAM lowercases service names (pam_start() reads "
+			       "the file of the lowercase name, and modules see that "
+			       "name), so this one would never be used: write it in "
+			       "lowercase; an application may still pass it in capitals";
+#endif
+	return NULL;
+}
+
 int tool_valid_account_flags(const char *f)
 {
 	static const char *const known[] = {"expired", "must_change", "locked"};
@@ -370,13 +418,71 @@ int tool_valid_account_flags(const char *f)
 	return 1;
 }
 
+char *pwrap_conf_word(const char *word)
+{
+	struct sbuf b = {0};
+
+	if (strpbrk(word, "#\n") != NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+#if defined(PWRAP_OPENPAM)
+	/* openpam_readword(): quotes and backslashes are special anywhere;
+	 * single quotes keep everything else as it is. */
+	if (strpbrk(word, " \t\r\v\f'\"\\") == NULL)
+		sb_add(&b, word);
+	else if (strchr(word, '\'') == NULL)
+		sb_addf(&b, "'%s'", word);
+	else if (strpbrk(word, "\"\\") == NULL)
+		sb_addf(&b, "\"%s\"", word);
+	else {
+		errno = EINVAL;
+		return NULL;
+	}
+#else
+	/* Linux-PAM splits at " \t" unless the word is in [...], where "\]"
+	 * stands for ']'. */
+	if (strpbrk(word, " \t") == NULL) {
+		sb_add(&b, word);
+	} else {
+		sb_add(&b, "[");
+		for (const char *p = word; *p != '\0'; p++) {
+			if (*p == ']')
+				sb_add(&b, "\\");
+			sb_addn(&b, p, 1);
+		}
+		sb_add(&b, "]");
+	}
+#endif
+	if (b.failed) {
+		sb_free(&b);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return b.s;
+}
+
 char *pwrap_matrix_service(const char *module, const char *passdb)
 {
 	static const char *const groups[] = {"auth", "account", "password", "session"};
 	struct sbuf b = {0};
+	char *arg = NULL, *word = NULL;
 
+	if (asprintf(&arg, "passdb=%s", passdb) < 0)
+		return NULL;
+	word = pwrap_conf_word(arg);
+	if (word == NULL) {
+		if (errno == EINVAL)
+			warnx("%s: a PAM service file cannot name this path (it holds "
+			      "a newline or a '#', which starts a comment); set TMPDIR "
+			      "to a directory without them", passdb);
+		free(arg);
+		return NULL;
+	}
 	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
-		sb_addf(&b, "%-8s required %s passdb=%s\n", groups[i], module, passdb);
+		sb_addf(&b, "%-8s required %s %s\n", groups[i], module, word);
+	free(arg);
+	free(word);
 	if (b.failed) {
 		sb_free(&b);
 		return NULL;

@@ -34,8 +34,15 @@ void pwrap_paths_free(struct pwrap_paths *p);
  */
 int pwrap_preload_prepend(const char *libs);
 
-/* mkdtemp() "<tmpdir>/<prefix>.XXXXXX"; malloc'd path or NULL after warn(). */
+/*
+ * mkdtemp() "<base>/<prefix>.XXXXXX", where <base> is the directory given to
+ * pwrap_set_tmpbase(), else $TMPDIR, else /tmp; an absolute path even when
+ * $TMPDIR is relative (the command may chdir).  Malloc'd path or NULL after
+ * warn().
+ */
 char *pwrap_mkdtemp(const char *prefix);
+/* Make later pwrap_mkdtemp() calls create below dir (not copied). */
+void pwrap_set_tmpbase(const char *dir);
 
 /* Remove a directory tree without following symlinks.  Returns 0 or -1. */
 int tool_rmtree(const char *dir);
@@ -63,15 +70,38 @@ void sb_free(struct sbuf *b);
 /* Is `name` usable as a service file name (non-empty, no '/', not . or ..)? */
 int pwrap_valid_service_name(const char *name);
 
+/*
+ * Names that can never work, caught before anything runs.  Each returns
+ * NULL when `name` works, else why not (a static string to print after
+ * the name).  A passdb line starting with '#' is a comment to pam_matrix;
+ * Linux-PAM lowercases the service name given to pam_start() (it reads the
+ * lowercase file, modules see the lowercase name), so a service file or
+ * passdb service with capitals is never used there (OpenPAM keeps case).
+ */
+const char *pwrap_user_name_problem(const char *name);
+const char *pwrap_service_case_problem(const char *name);
+
 /* Whether F is a list of pam_matrix account flags (expired, must_change,
  * locked) separated by ','. */
 int tool_valid_account_flags(const char *f);
 
 /*
+ * `word` as one module argument of a PAM service file line, quoted when it
+ * holds blanks (Linux-PAM: [word] with ']' as \]; OpenPAM: shell-like
+ * quotes).  NULL with errno EINVAL when no quoting can carry it (a newline,
+ * or a '#', which starts a comment anywhere on a Linux-PAM line), ENOMEM.
+ * Malloc'd.
+ */
+char *pwrap_conf_word(const char *word);
+
+/*
  * The service file text that runs pam_matrix (module at `module`, which may be
- * a bare name) with passdb=`passdb` for all four management groups.  Malloc'd.
+ * a bare name) with passdb=`passdb` for all four management groups.  Malloc'd;
+ * NULL after a warning when the passdb path cannot be written in a service
+ * file.
  */
 char *pwrap_matrix_service(const char *module, const char *passdb);
+
 
 /*
  * Locate libnss_wrapper.so: $PAM_WRAPPER_NSS_LIB when set (and then only it),

@@ -8,12 +8,16 @@
  * With --user the launcher makes a private directory (mkdtemp below $TMPDIR)
  * holding a pam_matrix passdb and one service file per service, optionally
  * nss_wrapper passwd/group files (--nss), runs the command with LD_PRELOAD,
- * PAM_WRAPPER=1 and PAM_WRAPPER_SERVICE_DIR set, forwards SIGINT/SIGTERM/
- * SIGHUP/SIGQUIT to it, removes the directory and exits with the command's
- * status (128+N when it died of signal N; 126/127 when it could not run).
- * Usage errors exit 2.  Passwords only ever go into the passdb file.
+ * PAM_WRAPPER=1 and PAM_WRAPPER_SERVICE_DIR set, forwards every signal that
+ * would end the launcher to it (pwrap_guard.c), removes the directory and
+ * exits with the command's status (128+N when it died of signal N; 126/127
+ * when it could not run).  Before anything is made, the launcher starts
+ * itself again under the LD_PRELOAD the command gets and refuses to run the
+ * command when the wrapper is not loaded then (as pamtest does).  Usage
+ * errors exit 2.  Passwords only ever go into the passdb file.
  */
 #define _GNU_SOURCE
+#include "pwrap_guard.h"
 #include "pwrap_tool.h"
 
 #include <err.h>
@@ -21,7 +25,6 @@
 #include <getopt.h>
 #include <grp.h>
 #include <pwd.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +37,8 @@
 #endif
 
 #define EXIT_USAGE 2
+/* Set while the launcher starts itself again under LD_PRELOAD. */
+#define REEXEC_MARK "PWRAP_LAUNCHER_WRAPPED"
 
 struct user {
 	char *name;     /* points into the malloc'd copy `spec` */
@@ -56,8 +61,6 @@ struct opts {
 	const char **services;
 	size_t nservices;
 };
-
-static volatile sig_atomic_t child_pid;
 
 static void usage(FILE *f)
 {
@@ -85,21 +88,22 @@ static void usage(FILE *f)
 		"126/127 if it could not be run; 2 for usage errors.\n");
 }
 
-static void fwd_signal(int sig, siginfo_t *si, void *uctx)
+/* A service the launcher writes a file and passdb lines for. */
+static void check_service(const char *opt, const char *name)
 {
-	(void)uctx;
-	/* A terminal's ^C already reached the child (same process group). */
-	if (si != NULL && si->si_code == SI_KERNEL)
-		return;
-	if (child_pid > 0)
-		kill((pid_t)child_pid, sig);
-}
+	const char *why;
 
-static const int fwd_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	if (!pwrap_valid_service_name(name))
+		errx(EXIT_USAGE, "%s: invalid service name \"%s\" (no '/', ':' or "
+		     "blank, not starting with '.')", opt, name);
+	if ((why = pwrap_service_case_problem(name)) != NULL)
+		errx(EXIT_USAGE, "%s: invalid service name \"%s\": %s", opt, name, why);
+}
 
 static void parse_user(struct opts *o, const char *arg)
 {
 	struct user u = {0};
+	const char *why;
 	char *p;
 
 	u.spec = strdup(arg);
@@ -129,13 +133,12 @@ static void parse_user(struct opts *o, const char *arg)
 				     "\"%s\" (known: expired, must_change, locked, "
 				     "separated by ',')", u.name, u.flags);
 		}
-		if (!pwrap_valid_service_name(u.service))
-			errx(EXIT_USAGE, "--user %s: invalid service name \"%s\" "
-			     "(no '/', ':' or blank, not starting with '.')", u.name,
-			     u.service);
+		check_service("--user", u.service);
 	}
 	if (u.name[0] == '\0' || strpbrk(u.name, " \t\n/") != NULL)
 		errx(EXIT_USAGE, "--user: invalid user name \"%s\"", u.name);
+	if ((why = pwrap_user_name_problem(u.name)) != NULL)
+		errx(EXIT_USAGE, "--user: invalid user name \"%s\": %s", u.name, why);
 	if (strchr(u.password, '\n') != NULL)
 		errx(EXIT_USAGE, "--user %s: the password may not contain a newline", u.name);
 	struct user *n = realloc(o->users, (o->nusers + 1) * sizeof(*n));
@@ -185,9 +188,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 			parse_user(o, optarg);
 			break;
 		case 's':
-			if (!pwrap_valid_service_name(optarg))
-				errx(EXIT_USAGE, "--service: invalid service name \"%s\" "
-				     "(no '/', ':' or blank, not starting with '.')", optarg);
+			check_service("--service", optarg);
 			add_service(o, optarg);
 			break;
 		case 'n':
@@ -390,52 +391,17 @@ out:
 /* fork+exec argv; returns the exit status to propagate. */
 static int run(char **argv)
 {
-	struct sigaction sa = {0};
-	sigset_t block, old;
-	int status;
-	pid_t pid;
+	pid_t pid = pwrap_guard_fork();
 
-	sigemptyset(&block);
-	for (size_t i = 0; i < sizeof(fwd_sigs) / sizeof(fwd_sigs[0]); i++)
-		sigaddset(&block, fwd_sigs[i]);
-	/* No signal may slip in between fork() and recording the pid. */
-	sigprocmask(SIG_BLOCK, &block, &old);
-	sa.sa_sigaction = fwd_signal;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(fwd_sigs) / sizeof(fwd_sigs[0]); i++)
-		sigaction(fwd_sigs[i], &sa, NULL);
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		warn("fork");
-		sigprocmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0)
 		return 126;
-	}
 	if (pid == 0) {
-		sa.sa_handler = SIG_DFL;
-		sa.sa_flags = 0;
-		for (size_t i = 0; i < sizeof(fwd_sigs) / sizeof(fwd_sigs[0]); i++)
-			sigaction(fwd_sigs[i], &sa, NULL);
-		sigprocmask(SIG_SETMASK, &old, NULL);
 		execvp(argv[0], argv);
 		int e = errno;
 		warn("cannot run %s", argv[0]);
 		_exit(e == ENOENT ? 127 : 126);
 	}
-	child_pid = pid;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			warn("waitpid");
-			return 126;
-		}
-	}
-	child_pid = 0;
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	return pwrap_guard_wait(pid);
 }
 
 int main(int argc, char **argv)
@@ -446,7 +412,7 @@ int main(int argc, char **argv)
 	char *dir = NULL;
 	char *nsslib = NULL;
 	int status = EXIT_USAGE;
-	int cmd;
+	int cmd, again;
 
 	cmd = parse_args(&o, argc, argv);
 
@@ -459,6 +425,22 @@ int main(int argc, char **argv)
 	}
 	if (pwrap_locate(o.lib, o.moddir, &paths) != 0)
 		goto out;
+	if (nsslib != NULL && strpbrk(nsslib, " \t\n:") != NULL) {
+		warnx("--nss: %s: LD_PRELOAD cannot hold a path with a blank or ':'",
+		      nsslib);
+		goto out;
+	}
+	if (nsslib != NULL)
+		sb_addf(&preload, "%s:", nsslib);
+	sb_add(&preload, paths.lib);
+	if (preload.failed)
+		goto out;
+	/* Never run the command unwrapped: start again under LD_PRELOAD
+	 * first (before anything is made) and check the wrapper is there. */
+	again = pwrap_reexec_wrapped(REEXEC_MARK, paths.lib, preload.s, argv);
+	if (again < 0 || (!again && pwrap_preload_prepend(preload.s) != 0))
+		goto out;
+	pwrap_guard_start();
 
 	if (o.service_dir != NULL) {
 		char *real = realpath(o.service_dir, NULL);
@@ -481,11 +463,6 @@ int main(int argc, char **argv)
 			goto out;
 	}
 
-	if (nsslib != NULL)
-		sb_addf(&preload, "%s:", nsslib);
-	sb_add(&preload, paths.lib);
-	if (preload.failed || pwrap_preload_prepend(preload.s) != 0)
-		goto out;
 	if (setenv("PAM_WRAPPER", "1", 1) != 0 ||
 	    (o.debug != NULL && setenv("PAM_WRAPPER_DEBUGLEVEL", o.debug, 1) != 0) ||
 	    (o.syslog && setenv("PAM_WRAPPER_USE_SYSLOG", "1", 1) != 0) ||

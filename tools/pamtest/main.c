@@ -9,11 +9,15 @@
  * libpam_wrapper.so is already loaded (e.g. under the pam_wrapper(1)
  * launcher), pamtest preloads it and re-executes itself once; if the
  * wrapper is still not loaded after that, it stops rather than run the
- * system's PAM configuration.  Exit status: 0 every expectation held, 1
- * some failed, 2 usage, malformed scenario or a scenario that could not be
- * set up.
+ * system's PAM configuration.  The scenarios then run in a child process,
+ * with their private directories (and the child's wrapper runtime
+ * directory) below one directory of pamtest's: whatever signal ends
+ * pamtest or the child, pamtest removes it and exits with 128+N
+ * (pwrap_guard.c).  Exit status: 0 every expectation held, 1 some failed,
+ * 2 usage, malformed scenario or a scenario that could not be set up.
  */
 #define _GNU_SOURCE
+#include "pwrap_guard.h"
 #include "pwrap_tool.h"
 #include "scenario.h"
 
@@ -26,8 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "pamtest_preload.h"
 
 #ifndef PWRAP_VERSION
 #define PWRAP_VERSION "unknown"
@@ -65,12 +67,6 @@ static void usage(FILE *f)
 #else
 #define PWRAP_SYSMOD_SUB "security"
 #endif
-
-/* Is libpam_wrapper.so in this process? */
-static int wrapped(void)
-{
-	return dlsym(RTLD_DEFAULT, "pam_wrapper_enabled") != NULL;
-}
 
 /*
  * libpam's module directory, the one libpam itself looks in: Linux-PAM's
@@ -140,8 +136,10 @@ int main(int argc, char **argv)
 	struct scenario *scs = NULL;
 	struct file_results *frs = NULL;
 	const char *output = NULL, *lib = NULL, *moddir = NULL;
+	char *top = NULL;
 	int check = 0, keep = 0, bad = 0, setup_failed = 0, status = EXIT_USAGE;
 	int nfiles, c;
+	pid_t pid = -1;
 
 	while ((c = getopt_long(argc, argv, "f:o:qckD:l:m:hV", lopts, NULL)) != -1) {
 		switch (c) {
@@ -215,32 +213,27 @@ int main(int argc, char **argv)
 
 	if (pwrap_locate(lib, moddir, &paths) == 0) {
 		pamtest_moddir = paths.moddir;
-	} else if (!wrapped()) {
+	} else if (!pwrap_wrapped()) {
 		goto out;
 	}
-	if (!wrapped() && getenv(REEXEC_MARK) != NULL) {
-		/*
-		 * Preloaded and started again, yet no wrapper: LD_PRELOAD was
-		 * ignored (secure execution) or the library is not the wrapper.
-		 * Running now would test the system's /etc/pam.d.
-		 */
-		const char *pre = getenv("LD_PRELOAD");
+	if (pwrap_reexec_wrapped(REEXEC_MARK, paths.lib, paths.lib, argv) < 0)
+		goto out;
 
-		warnx("%s; LD_PRELOAD=%s did not load it", PAMTEST_PRELOAD_MISSING_MSG,
-		      pre != NULL ? pre : "");
+	/* The scenarios run in a child; this process removes their
+	 * directories whatever signal comes (--keep: each is kept). */
+	pwrap_guard_start();
+	if (!keep && (top = pwrap_mkdtemp("pamtest")) == NULL)
+		goto out;
+	pid = pwrap_guard_fork();
+	if (pid != 0) {
+		if (pid > 0)
+			status = pwrap_guard_wait(pid);
 		goto out;
 	}
-	if (!wrapped()) {
-		/* Preload the wrapper and start again; the mark stops a loop. */
-		if (pwrap_preload_prepend(paths.lib) != 0 || setenv("PAM_WRAPPER", "1", 1) != 0 ||
-		    setenv(REEXEC_MARK, "1", 1) != 0)
-			goto out;
-		fflush(NULL);
-		execv("/proc/self/exe", argv);
-		warn("cannot re-execute /proc/self/exe");
-		goto out;
+	if (top != NULL) {
+		pwrap_set_tmpbase(top);
+		pwrap_runtime_below(top);
 	}
-	unsetenv(REEXEC_MARK);
 
 	if (output != NULL) {
 		rep.out = fopen(output, "w");
@@ -269,5 +262,8 @@ out:
 	free(scs);
 	free(frs);
 	pwrap_paths_free(&paths);
+	if (top != NULL && pid != 0 && tool_rmtree(top) != 0)
+		warnx("could not remove %s", top);
+	free(top);
 	return status;
 }

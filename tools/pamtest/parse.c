@@ -358,6 +358,7 @@ static int read_env_assign(struct cur *c, const char *what, char **name, char **
 static int parse_service(struct scenario *sc, struct cur *c)
 {
 	char *name = read_word(c, "service name");
+	const char *why;
 
 	if (name == NULL)
 		return -1;
@@ -365,6 +366,10 @@ static int parse_service(struct scenario *sc, struct cur *c)
 		goto fail;
 	if (!pwrap_valid_service_name(name)) {
 		perr(c, "invalid service name \"%s\"", name);
+		goto fail;
+	}
+	if ((why = pwrap_service_case_problem(name)) != NULL) {
+		perr(c, "invalid service name \"%s\": %s", name, why);
 		goto fail;
 	}
 	for (size_t i = 0; i < sc->nsvcs; i++) {
@@ -417,6 +422,7 @@ fail:
 static int parse_user(struct scenario *sc, struct cur *c)
 {
 	struct user u = {0};
+	const char *why;
 
 	u.line = c->line;
 	u.name = read_word(c, "user name");
@@ -444,8 +450,16 @@ static int parse_user(struct scenario *sc, struct cur *c)
 		perr(c, "the password of %s may not contain ':' or a newline (passdb format)", u.name);
 		goto fail;
 	}
+	if ((why = pwrap_user_name_problem(u.name)) != NULL) {
+		perr(c, "invalid user name \"%s\": %s", u.name, why);
+		goto fail;
+	}
 	if (u.service != NULL && strpbrk(u.service, ":\n") != NULL) {
 		perr(c, "invalid service \"%s\"", u.service);
+		goto fail;
+	}
+	if (u.service != NULL && (why = pwrap_service_case_problem(u.service)) != NULL) {
+		perr(c, "invalid service \"%s\": %s", u.service, why);
 		goto fail;
 	}
 	add_secret(sc, u.password);

@@ -25,40 +25,70 @@ static size_t count_failed(const struct file_results *fr)
 	return n;
 }
 
-/* Length of a valid UTF-8 sequence at p, or 0. */
-static size_t utf8_len(const unsigned char *p)
+/*
+ * The code point of the UTF-8 sequence at p and its length in *len, or -1
+ * when it is not well-formed: a stray or missing continuation byte, an
+ * overlong form (C0 AF for '/'), a surrogate (ED A0 80) or beyond U+10FFFF.
+ */
+static long utf8_decode(const unsigned char *p, size_t *len)
 {
+	static const long least[] = {0, 0, 0x80, 0x800, 0x10000};
 	size_t n;
+	long cp;
 
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+	if (p[0] < 0x80) {
+		*len = 1;
+		return p[0];
+	}
+	if ((p[0] & 0xe0) == 0xc0) {
 		n = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		cp = p[0] & 0x1f;
+	} else if ((p[0] & 0xf0) == 0xe0) {
 		n = 3;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		cp = p[0] & 0x0f;
+	} else if ((p[0] & 0xf8) == 0xf0) {
 		n = 4;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
+		cp = p[0] & 0x07;
+	} else {
+		return -1;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)	/* also stops at the NUL */
+			return -1;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if (cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return -1;
+	*len = n;
+	return cp;
 }
 
-/* XML text or attribute value; invalid UTF-8 and control bytes become U+FFFD. */
+/* XML 1.0 allows only these characters, even as &#...; references. */
+static int xml_char(long c)
+{
+	return c == 0x9 || c == 0xa || c == 0xd || (c >= 0x20 && c <= 0xd7ff) ||
+	       (c >= 0xe000 && c <= 0xfffd) || (c >= 0x10000 && c <= 0x10ffff);
+}
+
+/*
+ * XML text or attribute value.  Whatever a name or message holds, the
+ * output is well-formed: malformed UTF-8 and characters XML does not allow
+ * (control bytes, U+FFFE, U+FFFF) become U+FFFD.
+ */
 static void xml_put(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s != NULL ? s : "");
 
 	while (*p != '\0') {
-		size_t n = utf8_len(p);
-		if (n == 0 || (*p < 0x20 && *p != '\n' && *p != '\t')) {
+		size_t n = 1;
+		long c = utf8_decode(p, &n);
+
+		if (c < 0 || !xml_char(c)) {
 			fputs("\xef\xbf\xbd", f);
-			p++;
+			p += n;
 			continue;
 		}
-		switch (*p) {
+		switch (c) {
 		case '&': fputs("&amp;", f); break;
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
@@ -66,6 +96,7 @@ static void xml_put(FILE *f, const char *s)
 		case '\'': fputs("&apos;", f); break;
 		case '\n': fputs("&#10;", f); break;
 		case '\t': fputs("&#9;", f); break;
+		case '\r': fputs("&#13;", f); break;
 		default: fwrite(p, 1, n, f);
 		}
 		p += n;

@@ -6,7 +6,11 @@ pam_matrix password database, set in PAM_WRAPPER_SERVICE_DIR and
 PAM_MATRIX_PASSWD (with PAM_WRAPPER=1) for the test and restored after it;
 the wrapper reads them at every pam_start(), so one pytest process runs any
 number of such tests.  A default service, ``matrix`` (DEFAULT_SERVICE),
-stacks pam_matrix.so on the test's passdb in all four groups.
+stacks pam_matrix.so on the test's passdb in all four groups.  The
+wrapper's runtime directory is shared by the tests of one process, and a
+service file written there wins over the service directory's: what a test
+adds to it or changes in it is removed when the test ends, so the next test
+starts from the same state whatever the order.
 
 libpam_wrapper.so must be preloaded into the Python process.  When it is
 not, the plugin re-executes the interpreter once with pytest's own
@@ -37,6 +41,8 @@ package before pytest could mark it for rewriting.
 import ctypes
 import os
 import re
+import shutil
+import stat
 import sys
 import types
 
@@ -232,6 +238,26 @@ def _check_name(what, value, extra=""):
             what, value, " or ".join(repr(c) for c in sorted(bad))))
 
 
+def _lowercases_services():
+    """Whether the libpam in this process lowercases service names
+    (Linux-PAM does, OpenPAM keeps them as given)."""
+    for path in _mapped(r"libpam\.so"):
+        try:
+            return not hasattr(ctypes.CDLL(path), "openpam_get_feature")
+        except OSError:
+            pass
+    return True
+
+
+def _check_service_case(what, value):
+    if value != value.lower() and _lowercases_services():
+        raise ValueError(
+            "%s %r has capitals: Linux-PAM lowercases service names "
+            "(pam_start() reads the file of the lowercase name, and modules "
+            "see that name), so it would never be used; write %r (run() "
+            "may still be given %r)" % (what, value, value.lower(), value))
+
+
 def _runtime_dir():
     """The wrapper's runtime directory (created now if needed), or None."""
     try:
@@ -286,8 +312,12 @@ class PamWrapper:
         _check_name("user name", name)
         if not name:
             raise ValueError("the user name may not be empty")
+        if name.startswith("#"):
+            raise ValueError("user name %r starts with '#': pam_matrix reads "
+                             "that passdb line as a comment" % name)
         _check_name("password", password)
         _check_name("service", service)
+        _check_service_case("service", service)
         fields = [name, password, service]
         if flags is not None:
             if isinstance(flags, str):
@@ -317,6 +347,7 @@ class PamWrapper:
         _check_name("service name", name, "/")
         if not name or name.startswith("."):
             raise ValueError("invalid service name %r" % name)
+        _check_service_case("service name", name)
         if not isinstance(text, str):
             text = "".join(line + "\n" for line in text)
         path = os.path.join(self.service_dir, name)
@@ -349,6 +380,42 @@ class PamWrapper:
 _ENV = ("PAM_WRAPPER", "PAM_WRAPPER_SERVICE_DIR", "PAM_MATRIX_PASSWD")
 
 
+def _entries(directory):
+    """Name -> identity (type, inode, size, times) of what is in directory."""
+    found = {}
+    try:
+        names = os.listdir(directory) if directory else []
+    except OSError:
+        return found
+    for name in names:
+        try:
+            st = os.lstat(os.path.join(directory, name))
+        except OSError:
+            continue
+        found[name] = (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns,
+                       st.st_ctime_ns)
+    return found
+
+
+def _remove_changes(directory, before):
+    """Remove what was added to directory, or changed in it, since before.
+
+    The wrapper's own copies of service files are among them (it copies the
+    test's services); it copies them again at the next pam_start().
+    """
+    for name, ident in _entries(directory).items():
+        if before.get(name) == ident:
+            continue
+        path = os.path.join(directory, name)
+        try:
+            if stat.S_ISDIR(ident[0]):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
 @pytest.fixture
 def pam_wrapper(tmp_path_factory, request):
     """A private service directory and passdb for this test (PamWrapper)."""
@@ -368,13 +435,17 @@ def pam_wrapper(tmp_path_factory, request):
     os.environ["PAM_WRAPPER"] = "1"
     os.environ["PAM_WRAPPER_SERVICE_DIR"] = pw.service_dir
     os.environ["PAM_MATRIX_PASSWD"] = pw.passdb
+    before = None
     try:
         import pypamtest  # noqa: F401  (publishes PAM_WRAPPER_RUNTIME_DIR)
         pw.runtime_dir = _runtime_dir()
         if pw.runtime_dir and "PAM_WRAPPER_RUNTIME_DIR" not in os.environ:
             os.environ["PAM_WRAPPER_RUNTIME_DIR"] = pw.runtime_dir
+        before = _entries(pw.runtime_dir)
         yield pw
     finally:
+        if before is not None and pw.runtime_dir:
+            _remove_changes(pw.runtime_dir, before)
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)

@@ -373,6 +373,97 @@ def test_no_reexec_loop(pytester, monkeypatch):
     assert len(conftest_imports(pytester)) == 2
 
 
+# A file written into the wrapper's runtime directory wins over the service
+# directory's: the fixture removes what a test added or changed there, so
+# the outcome of a test does not depend on the tests run before it.
+LEAKING_TEST = r'''
+def test_writes_runtime_dir(pam_wrapper):
+    RUNTIME_DIRS.append(pam_wrapper.runtime_dir)
+    for name in ("matrix", "extra"):
+        with open(os.path.join(pam_wrapper.runtime_dir, name), "w") as f:
+            f.write("auth required pam_permit.so\n")
+    os.mkdir(os.path.join(pam_wrapper.runtime_dir, "subdir"))
+    # Both win: anyone gets in.
+    pam_wrapper.run(None, "nobody-in-passdb", [AUTH], echo_off=["x"])
+    pam_wrapper.run("extra", "nobody-in-passdb", [AUTH], echo_off=["x"])
+'''
+CLEAN_TEST = r'''
+def test_starts_clean(pam_wrapper):
+    RUNTIME_DIRS.append(pam_wrapper.runtime_dir)
+    pam_wrapper.add_user("alice", "secret")
+    pam_wrapper.run(None, "alice", [AUTH], echo_off=["secret"])
+    with pytest.raises(pypamtest.PamTestError) as e:
+        pam_wrapper.run(None, "alice", [AUTH], echo_off=["wrong"])
+    assert "PAM_AUTH_ERR" in str(e.value)
+    with pytest.raises(pypamtest.PamTestError):   # no such service, no other
+        pam_wrapper.run("extra", "alice", [AUTH], echo_off=["secret"])
+    assert not {"extra", "subdir"} & set(os.listdir(pam_wrapper.runtime_dir))
+'''
+LAST_TEST = r'''
+def test_same_runtime_dir():
+    # The wrapper kept its directory; the tests above did use it.
+    assert len(RUNTIME_DIRS) == 2 and RUNTIME_DIRS[0] == RUNTIME_DIRS[1]
+    assert not {"extra", "subdir"} & set(os.listdir(RUNTIME_DIRS[0]))
+'''
+LEAK_HEADER = """
+import os
+import pytest
+import pypamtest
+
+AUTH = pypamtest.PAMTEST_AUTHENTICATE
+RUNTIME_DIRS = []
+"""
+
+
+@pytest.mark.parametrize("order", ["leaking first", "clean first"])
+def test_runtime_dir_changes_do_not_leak(pytester, order):
+    tests = [LEAKING_TEST, CLEAN_TEST]
+    if order == "clean first":
+        tests.reverse()
+    pytester.makepyfile(test_x=LEAK_HEADER + "".join(tests) + LAST_TEST)
+    out = assert_passed(run(pytester, "-p", "pytest_pam_wrapper", "-v"), 3)
+    names = re.findall(r"::(test_\w+) PASSED", out)
+    assert names[:2] == (["test_writes_runtime_dir", "test_starts_clean"]
+                         if order == "leaking first" else
+                         ["test_starts_clean", "test_writes_runtime_dir"])
+
+
+def test_names_that_can_never_work(pytester):
+    # A passdb line starting with '#' is a comment; Linux-PAM lowercases
+    # service names (OpenPAM keeps them).
+    openpam = os.environ.get("PWRAP_PAM_KIND") == "OpenPAM"
+    pytester.makepyfile(test_x=r'''
+        import pytest
+        import pypamtest
+
+        AUTH = pypamtest.PAMTEST_AUTHENTICATE
+        OPENPAM = %r
+
+        def test_hash_user(pam_wrapper):
+            with pytest.raises(ValueError, match="comment"):
+                pam_wrapper.add_user("#bob", "secret")
+
+        def test_capitals(pam_wrapper):
+            if OPENPAM:
+                pam_wrapper.add_service("Login", "auth required pam_permit.so\n")
+                pam_wrapper.run("Login", "x", [AUTH])
+                return
+            for call in (lambda: pam_wrapper.add_service("Login", "auth required pam_permit.so\n"),
+                         lambda: pam_wrapper.add_user("bob", "secret", service="Login")):
+                with pytest.raises(ValueError, match="lowercases"):
+                    call()
+            # An application may still pass capitals: libpam lowercases them.
+            pam_wrapper.add_user("bob", "secret")
+            pam_wrapper.run("MATRIX", "bob", [AUTH], echo_off=["secret"])
+
+        def test_hash_service_works(pam_wrapper):
+            pam_wrapper.add_service("#svc", "auth required pam_matrix.so\n")
+            pam_wrapper.add_user("bob", "secret", service="#svc")
+            pam_wrapper.run("#svc", "bob", [AUTH], echo_off=["secret"])
+        ''' % openpam)
+    assert_passed(run(pytester, "-p", "pytest_pam_wrapper"), 3)
+
+
 def entry_point_dir(tmp_path):
     """A directory with the plugin's dist-info only (as installed)."""
     d = tmp_path / "site"
