@@ -511,6 +511,10 @@ static int make_new(void)
 	} else {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot create a runtime directory "
 			  "(%s.%ld.XXXXXX): %s", prefix, (long)getpid(), why);
+		if (rd.cur.top == NULL) {
+			/* never point tests at a directory that is gone */
+			unsetenv("PAM_WRAPPER_RUNTIME_DIR");
+		}
 	}
 	free(resolved);
 	return rc;
