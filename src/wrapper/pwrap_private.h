@@ -10,8 +10,9 @@
  *   pwrap_walk.c      conf/ for one service: its files and includes as
  *                     libpam reads them, rewritten
  *   pwrap_services.c  services/: the service directory's files, a test's win
- *   pwrap_rundir.c    the runtime directory: create, lock, check, remove,
- *                     sweep; pwrap_base.c: where (trusted bases)
+ *   pwrap_rundir.c    the runtime directory: create, lock, check;
+ *                     pwrap_base.c: where (trusted bases);
+ *                     pwrap_sweep.c: removing unused ones
  *   pwrap_uid.c       setuid and friends: the directory goes before a
  *                     switch of uid
  *   pwrap_conf.c      the rewriter, a pure function (text in, text out)
@@ -273,6 +274,20 @@ struct pwrap_rundir {
 	const char *svc;
 	const char *conf;
 };
+
+#define PWRAP_LOCK_NAME ".lock"
+#define PWRAP_PREFIX "pam_wrapper"
+#define PWRAP_KEPT_PREFIX "pam_wrapper_kept"
+
+/* Whether fd is open on the file (dev, ino). */
+PWRAP_HIDDEN bool pwrap_fd_is(int fd, dev_t dev, ino_t ino);
+/* Removes base/name (basefd stays open) if nobody holds its lock and it
+ * is ours: its .lock is the file (ldev, lino), or, with lino 0 (the
+ * sweep), the directory belongs to uid (pwrap_sweep.c). */
+PWRAP_HIDDEN void pwrap_reap(int basefd, const char *name, uid_t uid,
+			     dev_t ldev, ino_t lino);
+/* Removes the unused runtime directories of uid in base, except mine. */
+PWRAP_HIDDEN void pwrap_sweep(const char *base, const char *mine, uid_t uid);
 
 /*
  * Makes sure this process has a live runtime directory that is still the

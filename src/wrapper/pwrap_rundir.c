@@ -37,18 +37,14 @@
  * remove the directory afterwards), the directory goes (pwrap_uid.c).
  * After _exit, exec or a kill, the next wrapped process of the same user
  * that makes a directory removes every directory whose lock it can take
- * (the sweep).  Kept directories (PAM_WRAPPER_KEEP_DIR=1) are named
- * pam_wrapper_kept.* and never removed.
- *
- * Races: a directory is made before its .lock, so the sweep removes a
- * directory without .lock only when it is empty (rmdir), and a maker whose
- * directory vanished before it held the lock starts again.  The sweep holds
- * the exclusive lock while it removes, and removes .lock last.
+ * (the sweep, pwrap_sweep.c).  Kept directories (PAM_WRAPPER_KEEP_DIR=1)
+ * are named pam_wrapper_kept.* and never removed.  A directory is made
+ * before its .lock, so a maker whose directory vanished before it held the
+ * lock starts again.
  *
  * Not thread-safe: pwrap_prepare.c serialises every call.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -59,10 +55,6 @@
 #include <unistd.h>
 
 #include "pwrap_private.h"
-
-#define PWRAP_LOCK_NAME ".lock"
-#define PWRAP_PREFIX "pam_wrapper"
-#define PWRAP_KEPT_PREFIX "pam_wrapper_kept"
 
 /* A runtime directory this process holds. */
 struct held {
@@ -128,15 +120,6 @@ bool pwrap_rundir_no_space(int err)
 	return true;
 }
 
-/* Whether fd is open on the file (dev, ino). */
-static bool fd_is(int fd, dev_t dev, ino_t ino)
-{
-	struct stat st;
-
-	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev &&
-	       st.st_ino == ino;
-}
-
 /* Moves fd above the standard descriptors: a program started with 0, 1 or
  * 2 closed must never write into our lock file. */
 static int fd_high(int fd)
@@ -188,68 +171,6 @@ fail:
 	return -1;
 }
 
-/*
- * Removes base/name if nobody holds its lock and it is ours: its .lock is
- * the file `want` (at exit), or (want NULL: the sweep) the directory
- * belongs to uid.  basefd stays open.
- */
-static void reap(int basefd, const char *name, uid_t uid,
-		 const struct held *want)
-{
-	struct stat st, lst;
-	int dfd = -1;
-	int lfd = -1;
-	int sub;
-
-	dfd = openat(basefd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		     O_CLOEXEC);
-	if (dfd < 0 || fstat(dfd, &st) != 0 ||
-	    (want == NULL && st.st_uid != uid)) {
-		goto out;
-	}
-	lfd = openat(dfd, PWRAP_LOCK_NAME, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-		     O_NONBLOCK | O_NOCTTY);
-	if (lfd < 0) {
-		/* Being made right now, or its maker died before it made the
-		 * lock: either way it is empty, and only then does this
-		 * succeed (a maker that loses it starts again). */
-		if (errno == ENOENT && want == NULL) {
-			(void)unlinkat(basefd, name, AT_REMOVEDIR);
-		}
-		goto out;
-	}
-	if ((want != NULL && !fd_is(lfd, want->ldev, want->lino)) ||
-	    flock(lfd, LOCK_EX | LOCK_NB) != 0 || fstat(lfd, &lst) != 0 ||
-	    fstatat(dfd, PWRAP_LOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-	    st.st_ino != lst.st_ino || st.st_dev != lst.st_dev) {
-		goto out;	/* not ours, live, or already being removed */
-	}
-	PWRAP_LOG(PWRAP_LOG_DEBUG, "removing unused runtime directory %s",
-		  name);
-	sub = dup(dfd);
-	if (sub >= 0) {
-		pwrap_rmtree_at(sub, PWRAP_LOCK_NAME);	/* closes sub */
-	}
-	(void)unlinkat(dfd, PWRAP_LOCK_NAME, 0);
-	if (unlinkat(basefd, name, AT_REMOVEDIR) != 0 &&
-	    (errno == ENOTEMPTY || errno == EEXIST)) {
-		/* an entry the first pass did not see (we still hold the
-		 * lock, so nobody else is in here) */
-		sub = dup(dfd);
-		if (sub >= 0) {
-			pwrap_rmtree_at(sub, NULL);
-		}
-		(void)unlinkat(basefd, name, AT_REMOVEDIR);
-	}
-out:
-	if (lfd >= 0) {
-		close(lfd);
-	}
-	if (dfd >= 0) {
-		close(dfd);
-	}
-}
-
 /* Lets go of h: closes its lock (if the descriptor is still ours) and,
  * with `remove`, removes the directory when nobody else holds it. */
 static void held_drop(struct held *h, bool remove)
@@ -260,7 +181,7 @@ static void held_drop(struct held *h, bool remove)
 	if (h->top == NULL) {
 		return;
 	}
-	if (fd_is(h->lockfd, h->ldev, h->lino)) {
+	if (pwrap_fd_is(h->lockfd, h->ldev, h->lino)) {
 		close(h->lockfd);
 	}
 	h->lockfd = -1;
@@ -270,47 +191,12 @@ static void held_drop(struct held *h, bool remove)
 		basefd = open(h->top[0] != '\0' ? h->top : "/",
 			      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (basefd >= 0) {
-			reap(basefd, slash + 1, 0, h);
+			pwrap_reap(basefd, slash + 1, 0, h->ldev, h->lino);
 			close(basefd);
 		}
 	}
 	free(h->top);
 	h->top = NULL;
-}
-
-/* Whether name is a runtime directory's (not a kept one's). */
-static bool is_ours(const char *name)
-{
-	const char *p = name + sizeof(PWRAP_PREFIX) - 1;
-
-	if (strncmp(name, PWRAP_PREFIX ".", sizeof(PWRAP_PREFIX)) != 0) {
-		return false;
-	}
-	p++;
-	if (*p < '0' || *p > '9') {
-		return false;
-	}
-	while (*p >= '0' && *p <= '9') {
-		p++;
-	}
-	return *p == '.';
-}
-
-/* Removes the unused runtime directories of uid in base, except ours. */
-static void sweep(const char *base, const char *mine, uid_t uid)
-{
-	DIR *d = opendir(base);
-	struct dirent *de;
-
-	if (d == NULL) {
-		return;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (is_ours(de->d_name) && strcmp(de->d_name, mine) != 0) {
-			reap(dirfd(d), de->d_name, uid, NULL);
-		}
-	}
-	closedir(d);
 }
 
 /*
@@ -321,7 +207,7 @@ static void sweep(const char *base, const char *mine, uid_t uid)
  */
 static void retire(bool remove)
 {
-	if (fd_is(rd.conffd, rd.cdev, rd.cino)) {
+	if (pwrap_fd_is(rd.conffd, rd.cdev, rd.cino)) {
 		close(rd.conffd);
 	}
 	rd.conffd = -1;
@@ -505,7 +391,8 @@ static int make_new(void)
 		}
 		if (!rd.swept) {
 			rd.swept = true;
-			sweep(b->path, strrchr(rd.cur.top, '/') + 1, rd.fsuid);
+			pwrap_sweep(b->path, strrchr(rd.cur.top, '/') + 1,
+				    rd.fsuid);
 		}
 		rc = 0;
 	} else {
@@ -566,7 +453,7 @@ int pwrap_rundir_ensure(void)
 		PWRAP_LOG(PWRAP_LOG_DEBUG, "%s: no space left; trying the "
 			  "next location", rd.cur.top);
 		retire(true);
-	} else if (mine && (fd_is(rd.cur.lockfd, rd.cur.ldev, rd.cur.lino) ||
+	} else if (mine && (pwrap_fd_is(rd.cur.lockfd, rd.cur.ldev, rd.cur.lino) ||
 			    relock())) {
 		if (pwrap_rundir_intact()) {
 			return 0;
@@ -615,14 +502,14 @@ int pwrap_rundir_conf_fd(void)
 		errno = ENOENT;
 		return -1;
 	}
-	if (fd_is(rd.conffd, rd.cdev, rd.cino)) {
+	if (pwrap_fd_is(rd.conffd, rd.cdev, rd.cino)) {
 		return rd.conffd;
 	}
 	/* (a descriptor the program closed or reused is not ours to close) */
 	rd.conffd = -1;
 	fd = fd_high(open(rd.conf, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
 			  O_NOCTTY));
-	if (fd >= 0 && !fd_is(fd, rd.cdev, rd.cino)) {
+	if (fd >= 0 && !pwrap_fd_is(fd, rd.cdev, rd.cino)) {
 		close(fd);
 		errno = EEXIST;
 		return -1;
