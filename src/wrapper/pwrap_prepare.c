@@ -204,8 +204,9 @@ int pwrap_prepared_open(const char *name)
 	return fd;
 }
 
-void pwrap_uid_switch(uid_t euid)
+bool pwrap_uid_switch(uid_t euid)
 {
+	bool went = false;
 	uid_t owner;
 
 	pthread_mutex_lock(&prep_lock);
@@ -217,6 +218,8 @@ void pwrap_uid_switch(uid_t euid)
 		}
 		pwrap_rundir_drop();
 		pwrap_walk_forget();
+		went = true;
 	}
 	pthread_mutex_unlock(&prep_lock);
+	return went;
 }

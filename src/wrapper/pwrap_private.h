@@ -343,8 +343,9 @@ PWRAP_HIDDEN int pwrap_prepared_open(const char *name);
 
 /* Before the process switches its effective uid to euid: a runtime
  * directory it made goes first if the new uid could not use or remove it
- * (pwrap_uid.c).  Takes the preparation lock. */
-PWRAP_HIDDEN void pwrap_uid_switch(uid_t euid);
+ * (pwrap_uid.c); true when it went (pwrap_runtime_now makes the next one
+ * after the switch).  Takes the preparation lock. */
+PWRAP_HIDDEN bool pwrap_uid_switch(uid_t euid);
 
 /*
  * Brings conf/ up to date for the service file `name` (libpam's view of the

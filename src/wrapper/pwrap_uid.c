@@ -2,11 +2,12 @@
 /*
  * setuid, seteuid, setreuid and setresuid: before the process switches its
  * effective uid away from the owner of the runtime directory it made, the
- * directory goes (files a test wrote into services/ are kept in memory for
- * the next one).  Afterwards the process could neither use the directory
- * (mode 0700) nor remove it, and root's directory would outlive it; the
- * next pam_start makes one as the new uid.  Root may use anyone's, so a
- * switch to uid 0 changes nothing.  Everything else is the next
+ * directory goes (files a test wrote into services/ are kept in memory);
+ * afterwards the process could neither use it (mode 0700) nor remove it,
+ * and root's directory would outlive it.  Right after the switch a new one
+ * is made, as the new uid, with those files: PAM_WRAPPER_RUNTIME_DIR never
+ * names a directory that is gone.  Root may use anyone's, so a switch to
+ * uid 0 changes nothing.  Everything else is the next
  * definition's (the C library's, or uid_wrapper's when it comes later in
  * LD_PRELOAD; when it comes first, no real switch happens and we are not
  * called).  In a process that made no directory these only forward.
@@ -35,51 +36,65 @@ static void *next_fn(const char *name, void **slot)
 	return fn;
 }
 
-/* Before a call that sets the effective uid to euid ((uid_t)-1: keeps it). */
-static void before(uid_t euid)
+/* Before a call that sets the effective uid to euid ((uid_t)-1: keeps it):
+ * whether the runtime directory went. */
+static bool before(uid_t euid)
 {
-	if (euid != (uid_t)-1) {
-		pwrap_uid_switch(euid);
+	return euid != (uid_t)-1 && pwrap_uid_switch(euid);
+}
+
+/* After the call (rc, errno kept): a new directory if the old one went. */
+static int after(bool went, int rc)
+{
+	int saved = errno;
+
+	if (went) {
+		pwrap_runtime_now();
 	}
+	errno = saved;
+	return rc;
 }
 
 PWRAP_EXPORT int setuid(uid_t uid)
 {
 	static void *slot;
+	bool went;
 	int (*fn)(uid_t);
 
 	*(void **)&fn = next_fn("setuid", &slot);
 	if (fn == NULL) {
 		return -1;
 	}
-	before(uid);
-	return fn(uid);
+	went = before(uid);
+	return after(went, fn(uid));
 }
 
 PWRAP_EXPORT int seteuid(uid_t euid)
 {
 	static void *slot;
+	bool went;
 	int (*fn)(uid_t);
 
 	*(void **)&fn = next_fn("seteuid", &slot);
 	if (fn == NULL) {
 		return -1;
 	}
-	before(euid);
-	return fn(euid);
+	went = before(euid);
+	return after(went, fn(euid));
 }
 
 PWRAP_EXPORT int setreuid(uid_t ruid, uid_t euid)
 {
 	static void *slot;
+	bool went;
 	int (*fn)(uid_t, uid_t);
 
 	*(void **)&fn = next_fn("setreuid", &slot);
 	if (fn == NULL) {
 		return -1;
 	}
-	before(euid);
-	return fn(ruid, euid);
+	went = before(euid);
+	return after(went, fn(ruid, euid));
 }
 
 /* Not POSIX; where the C library has it. */
@@ -88,13 +103,14 @@ PWRAP_EXPORT int setreuid(uid_t ruid, uid_t euid)
 PWRAP_EXPORT int setresuid(uid_t ruid, uid_t euid, uid_t suid)
 {
 	static void *slot;
+	bool went;
 	int (*fn)(uid_t, uid_t, uid_t);
 
 	*(void **)&fn = next_fn("setresuid", &slot);
 	if (fn == NULL) {
 		return -1;
 	}
-	before(euid);
-	return fn(ruid, euid, suid);
+	went = before(euid);
+	return after(went, fn(ruid, euid, suid));
 }
 #endif

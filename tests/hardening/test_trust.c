@@ -25,7 +25,8 @@
  *   not_enabled_said       preloaded with a service directory but
  *                          PAM_WRAPPER not 1: one line per process
  *   uid_drop               root drops to nobody (setuid) or switches for a
- *                          while (seteuid): no error, nothing left (root)
+ *                          while (seteuid): a new directory at once, no
+ *                          error, nothing left (root)
  *
  * Tests that need root say so and skip when run as another user.
  */
@@ -680,7 +681,7 @@ static void test_not_enabled_said(void **state)
 static void test_uid_drop(void **state)
 {
 	static const char *const drop[] = {
-		"txn:" PW, "dir", "setuid:65534", "txn:" PW, "dir", NULL
+		"txn:" PW, "dir", "setuid:65534", "dir", "txn:" PW, "dir", NULL
 	};
 	static const char *const temporary[] = {
 		"txn:" PW, "seteuid:65534", "txn:" PW, "seteuid:0",
@@ -697,9 +698,14 @@ static void test_uid_drop(void **state)
 	assert_int_equal(run(c->f.env, "alice", drop, &out), 0);
 	assert_int_equal(count(out, "txn: 0\n"), 2);
 	assert_null(strstr(out, "PWRAP_ERROR"));
+	/* a new directory right at the switch (the environment never names
+	 * one that is gone), used by the next transaction */
 	d0 = nth_dir(out, 0);
 	d1 = nth_dir(out, 1);
 	assert_string_not_equal(d0, d1);
+	free(d0);
+	d0 = nth_dir(out, 2);
+	assert_string_equal(d0, d1);
 	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
 	free(d0);
 	free(d1);
