@@ -253,6 +253,19 @@ static int make_in(const char *base, const struct stat *bst,
 			err = errno;
 			goto fail;
 		}
+		/* a base that is not root's must be ours: the owner of what
+		 * we just made; else only this empty directory is removed */
+		if (bst->st_uid != 0 && stat(h.top, &st) != 0) {
+			err = errno;
+			(void)rmdir(h.top);
+			goto fail;
+		}
+		if (bst->st_uid != 0 && st.st_uid != bst->st_uid) {
+			(void)rmdir(h.top);
+			*distrust = st.st_uid;
+			err = EPERM;
+			goto fail;
+		}
 		h.lockfd = lock_take(h.top, true, &st);
 		if (h.lockfd >= 0) {
 			break;
@@ -263,11 +276,6 @@ static int make_in(const char *base, const struct stat *bst,
 	}
 	if (h.lockfd < 0) {
 		goto fail;
-	}
-	if (bst->st_uid != 0 && bst->st_uid != st.st_uid) {
-		*distrust = st.st_uid;
-		err = EPERM;
-		goto fail_rm;
 	}
 	svc = pwrap_join(h.top, "services");
 	conf = pwrap_join(h.top, "conf");

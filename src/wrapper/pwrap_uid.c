@@ -48,7 +48,7 @@ static int after(bool went, int rc)
 {
 	int saved = errno;
 
-	if (went) {
+	if (went && pwrap_enabled()) {
 		pwrap_runtime_now();
 	}
 	errno = saved;
