@@ -19,8 +19,9 @@
  *
  * When PAM_WRAPPER is not '1' (or the process is AT_SECURE) every call goes
  * straight to the real function (said once when PAM_WRAPPER_SERVICE_DIR is
- * set: the test then runs on the system's configuration).  Nothing happens at load time unless the
- * wrapper is enabled and the program itself links libpam.
+ * set: the test then runs on the system's configuration).  Nothing happens
+ * at load time unless the wrapper is enabled and the program itself links
+ * libpam.  (setuid and friends are in pwrap_uid.c.)
  *
  * Decision: an application that calls pam_start_confdir() itself while the
  * wrapper is enabled gets its confdir treated like PAM_WRAPPER_SERVICE_DIR

@@ -194,10 +194,9 @@ int pwrap_prepared_open(const char *name)
 		fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY |
 			    O_NOFOLLOW);
 	} else if (errno == EEXIST) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "%s is not the directory made as "
-			  "%s any more (renamed or replaced); not reading %s "
-			  "from it", pwrap_rundir()->conf, pwrap_rundir()->conf,
-			  name);
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s is not the directory made "
+			  "there any more (renamed or replaced); not reading "
+			  "%s from it", pwrap_rundir()->conf, name);
 		errno = ENOENT;
 	}
 	pthread_mutex_unlock(&prep_lock);

@@ -461,16 +461,17 @@ int pwrap_rundir_ensure(void)
 		PWRAP_LOG(PWRAP_LOG_DEBUG, "%s: no space left; trying the "
 			  "next location", rd.cur.top);
 		retire(true);
-	} else if (mine && (pwrap_fd_is(rd.cur.lockfd, rd.cur.ldev, rd.cur.lino) ||
-			    relock())) {
+	} else if (mine &&
+		   (pwrap_fd_is(rd.cur.lockfd, rd.cur.ldev, rd.cur.lino) ||
+		    relock())) {
 		if (pwrap_rundir_intact()) {
 			return 0;
 		}
 		if (errno == EEXIST) {
 			PWRAP_LOG(PWRAP_LOG_NOTICE, "%s is not the directory "
-				  "made as %s any more (renamed or replaced); "
+				  "made there any more (renamed or replaced); "
 				  "not using it, making a new runtime "
-				  "directory", rd.conf, rd.conf);
+				  "directory", rd.conf);
 		} else {
 			PWRAP_LOG(PWRAP_LOG_DEBUG, "runtime directory %s: %s; "
 				  "making a new one", rd.cur.top,

@@ -55,7 +55,8 @@
 #define SERVICE "trust"
 #define PW "Qx7Zp9WmK3"
 #define NOBODY 65534
-#define PERMIT "auth sufficient pam_permit.so\naccount sufficient pam_permit.so\n"
+#define PERMIT \
+	"auth sufficient pam_permit.so\naccount sufficient pam_permit.so\n"
 
 struct ctx {
 	struct hu_fixture f;
