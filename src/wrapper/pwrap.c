@@ -111,8 +111,8 @@ static void say_not_enabled(const char *entry, const char *confdir)
 	}
 	v = getenv("PAM_WRAPPER");
 	pwrap_log(PWRAP_LOG_NOTICE, entry, "libpam_wrapper.so is preloaded and "
-		  "PAM_WRAPPER_SERVICE_DIR=%s is set, but PAM_WRAPPER is %s%.16s%s"
-		  " (not '1'): not wrapped, libpam reads %s%s", dir,
+		  "PAM_WRAPPER_SERVICE_DIR=%s is set, but PAM_WRAPPER is "
+		  "%s%.16s%s (not '1'): not wrapped, libpam reads %s%s", dir,
 		  v != NULL ? "'" : "unset", v != NULL ? v : "",
 		  v != NULL ? "'" : "",
 		  confdir != NULL ? confdir : "the system's PAM configuration",

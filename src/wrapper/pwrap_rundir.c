@@ -60,9 +60,9 @@
 struct held {
 	char *top;		/* malloc'd path; NULL: none */
 	int lockfd;		/* holds LOCK_SH on top/.lock; -1 if none */
-	dev_t ldev;		/* identity of top/.lock: tells that lockfd is */
-	ino_t lino;		/* still ours (a program may close it), and at
-				 * exit that top still is our directory */
+	dev_t ldev;		/* identity of top/.lock: tells that lockfd */
+	ino_t lino;		/* is still ours (a program may close it),
+				 * and at exit that top is our directory */
 };
 
 static struct {

@@ -83,7 +83,8 @@ int main(int argc, char **argv)
 		char line[1];
 
 		if (strncmp(s, "txn:", 4) == 0) {
-			if (txn(argv[1], argv[2], s + 4, false) != PAM_SUCCESS) {
+			if (txn(argv[1], argv[2], s + 4, false) !=
+			    PAM_SUCCESS) {
 				status = 1;
 			}
 		} else if (strcmp(s, "start") == 0) {
