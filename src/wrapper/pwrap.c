@@ -18,8 +18,10 @@
  *   pam_wrapper_runtime_dir       (ours) creates the runtime dir on demand.
  *
  * When PAM_WRAPPER is not '1' (or the process is AT_SECURE) every call goes
- * straight to the real function.  Nothing happens at load time unless the
- * wrapper is enabled and the program itself links libpam.
+ * straight to the real function (said once when PAM_WRAPPER_SERVICE_DIR is
+ * set: the test then runs on the system's configuration).  Nothing happens
+ * at load time unless the wrapper is enabled and the program itself links
+ * libpam.  (setuid and friends are in pwrap_uid.c.)
  *
  * Decision: an application that calls pam_start_confdir() itself while the
  * wrapper is enabled gets its confdir treated like PAM_WRAPPER_SERVICE_DIR
@@ -89,6 +91,32 @@ __attribute__((constructor)) static void pwrap_constructor(void)
 	if (pwrap_enabled()) {
 		pwrap_runtime_early();
 	}
+}
+
+/*
+ * Preloaded with a service directory but not enabled: pass-through, as
+ * upstream does, but a test that forgot PAM_WRAPPER=1 would silently run
+ * on the system's configuration, so it is said, once per process (a
+ * forked child does not repeat it) and only in a process that uses PAM.
+ */
+static void say_not_enabled(const char *entry, const char *confdir)
+{
+	static int said;
+	const char *dir = getenv("PAM_WRAPPER_SERVICE_DIR");
+	const char *v;
+
+	if (dir == NULL || dir[0] == '\0' || pwrap_secure_exec() ||
+	    __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED) != 0) {
+		return;
+	}
+	v = getenv("PAM_WRAPPER");
+	pwrap_log(PWRAP_LOG_NOTICE, entry, "libpam_wrapper.so is preloaded and "
+		  "PAM_WRAPPER_SERVICE_DIR=%s is set, but PAM_WRAPPER is "
+		  "%s%.16s%s (not '1'): not wrapped, libpam reads %s%s", dir,
+		  v != NULL ? "'" : "unset", v != NULL ? v : "",
+		  v != NULL ? "'" : "",
+		  confdir != NULL ? confdir : "the system's PAM configuration",
+		  confdir != NULL ? " (the application's confdir)" : "");
 }
 
 /* Whether the last pam_start of this process was wrapped: libpam calls
@@ -178,6 +206,7 @@ PWRAP_EXPORT int pam_start(const char *service_name, const char *user,
 				   pamh);
 	}
 	__atomic_store_n(&last_start_wrapped, false, __ATOMIC_RELAXED);
+	say_not_enabled("pam_start", NULL);
 	r = pwrap_real();
 	if (r->pam_start == NULL) {
 		return PAM_ABORT;
@@ -197,6 +226,7 @@ PWRAP_EXPORT int pam_start_confdir(const char *service_name, const char *user,
 				   confdir, pamh);
 	}
 	__atomic_store_n(&last_start_wrapped, false, __ATOMIC_RELAXED);
+	say_not_enabled("pam_start_confdir", confdir);
 	r = pwrap_real();
 	if (r->pam_start_confdir == NULL) {
 		return PAM_ABORT;
@@ -309,6 +339,38 @@ static void real_vsyslog_args(const struct pwrap_real *r, const void *pamh,
 	va_end(ap);
 }
 
+/*
+ * The whole message of a module's log call, formatted: into buf (cap
+ * bytes) when it fits, else into a malloc'd buffer of its size (*heap, of
+ * *hcap bytes, the caller's to wipe and free even when NULL is returned),
+ * so that the password is masked in all of it before anything is cut.
+ * NULL when it cannot be formatted whole.
+ */
+__attribute__((format(printf, 3, 0)))
+static char *format_whole(char *buf, size_t cap, const char *fmt, va_list ap,
+			  char **heap, size_t *hcap)
+{
+	char *msg = buf;
+	va_list again;
+	int n;
+
+	*heap = NULL;
+	*hcap = 0;
+	va_copy(again, ap);
+	n = vsnprintf(buf, cap, fmt, ap);
+	if (n >= 0 && (size_t)n >= cap) {
+		/* what buf holds is cut, perhaps inside the password */
+		explicit_bzero(buf, cap);
+		msg = *heap = malloc((size_t)n + 1);
+		if (msg != NULL) {
+			*hcap = (size_t)n + 1;
+			n = vsnprintf(msg, *hcap, fmt, again);
+		}
+	}
+	va_end(again);
+	return n < 0 ? NULL : msg;
+}
+
 PWRAP_EXPORT void pam_vsyslog(const pam_handle_t *pamh, int priority,
 			      const char *fmt, va_list args)
 {
@@ -316,7 +378,10 @@ PWRAP_EXPORT void pam_vsyslog(const pam_handle_t *pamh, int priority,
 	const void *tok = NULL;
 	const void *oldtok = NULL;
 	const char *use_syslog;
-	char msg[2048];
+	char buf[2048];
+	char *heap = NULL;
+	char *msg;
+	size_t cap, hcap = 0;
 	char func[32];
 	va_list ap;
 
@@ -331,15 +396,22 @@ PWRAP_EXPORT void pam_vsyslog(const pam_handle_t *pamh, int priority,
 		}
 		goto out;
 	}
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	/* Passwords never reach a log line, whatever a module prints. */
+	/* Passwords never reach a log line, whatever a module prints: the
+	 * whole message is masked first, and only then cut to a line. */
+	msg = format_whole(buf, sizeof(buf), fmt, ap, &heap, &hcap);
+	cap = msg != NULL && msg == heap ? hcap : sizeof(buf);
+	if (msg == NULL) {
+		msg = buf;
+		snprintf(buf, sizeof(buf), "(a message that could not be "
+			 "formatted whole, so not masked: not shown)");
+	}
 	if (pamh != NULL && r->pam_get_item != NULL) {
 		if (r->pam_get_item(pamh, PAM_AUTHTOK, &tok) == PAM_SUCCESS) {
-			mask_secret(msg, sizeof(msg), tok);
+			mask_secret(msg, cap, tok);
 		}
 		if (r->pam_get_item(pamh, PAM_OLDAUTHTOK, &oldtok) ==
 		    PAM_SUCCESS) {
-			mask_secret(msg, sizeof(msg), oldtok);
+			mask_secret(msg, cap, oldtok);
 		}
 	}
 	use_syslog = getenv("PAM_WRAPPER_USE_SYSLOG");
@@ -351,12 +423,16 @@ PWRAP_EXPORT void pam_vsyslog(const pam_handle_t *pamh, int priority,
 		} else {
 			syslog(with_facility(priority), "%s", msg);
 		}
-		explicit_bzero(msg, sizeof(msg));
-		goto out;
+	} else {
+		snprintf(func, sizeof(func), "SYSLOG(%d)",
+			 priority & LOG_PRIMASK);
+		pwrap_log(syslog_level(priority), func, "%s", msg);
 	}
-	snprintf(func, sizeof(func), "SYSLOG(%d)", priority & LOG_PRIMASK);
-	pwrap_log(syslog_level(priority), func, "%s", msg);
-	explicit_bzero(msg, sizeof(msg));
+	explicit_bzero(buf, sizeof(buf));
+	if (heap != NULL) {
+		explicit_bzero(heap, hcap);
+		free(heap);
+	}
 out:
 	va_end(ap);
 }

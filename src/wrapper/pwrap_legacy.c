@@ -7,8 +7,9 @@
  * <dir>/pam.conf.  All of them do it with fopen(path, "r") from libpam's own
  * code, so we interpose fopen (and glibc's fopen64): in a wrapped process
  * that started its transaction on this path, a call made from inside libpam
- * for a file of a pam.d directory opens the prepared conf/<name> instead,
- * and one for a pam.conf finds nothing.  Any other call (another file, a
+ * for a file of a pam.d directory opens the prepared conf/<name> instead
+ * (through a descriptor of conf/, checked to be the directory we made), and
+ * one for a pam.conf finds nothing.  Any other call (another file, a
  * caller outside libpam, a process that is not wrapped) goes straight to the
  * C library.  Include targets are rewritten to absolute paths inside conf/
  * (pwrap_walk.c), which libpam opens as they are: nothing of the
@@ -31,6 +32,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pwrap_private.h"
 
@@ -121,13 +123,11 @@ static bool in_libpam(const void *addr)
  * was handled (*fp set, errno set on NULL), false to let it through.
  */
 static bool legacy_open(const char *path, const char *mode,
-			const void *caller,
-			FILE *(*open_fn)(const char *, const char *),
-			FILE **fp)
+			const void *caller, FILE **fp)
 {
 	const char *name = NULL;
 	enum legacy_map m;
-	pwrap_path conf;
+	int fd;
 
 	if (path == NULL || !__atomic_load_n(&legacy_used, __ATOMIC_RELAXED)) {
 		return false;
@@ -137,11 +137,19 @@ static bool legacy_open(const char *path, const char *mode,
 		return false;
 	}
 	answered++;
-	if (m == MAP_CONF && open_fn != NULL &&
-	    pwrap_prepared_path(name, conf)) {
-		*fp = open_fn(conf, mode);
-		PWRAP_LOG(PWRAP_LOG_TRACE, "libpam opens %s: %s%s", path, conf,
-			  *fp == NULL ? " (none)" : "");
+	if (m == MAP_CONF && mode[0] == 'r' && strchr(mode, '+') == NULL) {
+		/* through the descriptor of conf/: a renamed or replaced
+		 * runtime directory cannot change what libpam reads */
+		fd = pwrap_prepared_open(name);
+		*fp = fd >= 0 ? fdopen(fd, "r") : NULL;
+		if (fd >= 0 && *fp == NULL) {
+			int saved = errno;
+
+			close(fd);
+			errno = saved;
+		}
+		PWRAP_LOG(PWRAP_LOG_TRACE, "libpam opens %s: conf/%s%s", path,
+			  name, *fp == NULL ? " (none)" : "");
 		return true;
 	}
 	PWRAP_LOG(PWRAP_LOG_TRACE, "libpam opens %s: refused (the system's "
@@ -163,7 +171,7 @@ static FILE *open_via(const char *name, fopen_fn *slot, const char *path,
 	fopen_fn next = next_fopen(name, slot);
 	FILE *fp;
 
-	if (legacy_open(path, mode, caller, next, &fp)) {
+	if (legacy_open(path, mode, caller, &fp)) {
 		return fp;
 	}
 	if (next == NULL) {

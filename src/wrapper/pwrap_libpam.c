@@ -184,8 +184,11 @@ static char *module_link(const char *conf, const char *target,
 	    memcmp(now, target, (size_t)n) != 0) {
 		(void)unlink(link);
 		if (symlink(target, link) != 0) {
-			PWRAP_LOG(PWRAP_LOG_ERROR, "cannot link %s to %s: %s",
-				  link, target, strerror(errno));
+			bool full = pwrap_rundir_no_space(errno);
+
+			PWRAP_LOG(full ? PWRAP_LOG_DEBUG : PWRAP_LOG_ERROR,
+				  "cannot link %s to %s: %s", link, target,
+				  strerror(errno));
 			return NULL;
 		}
 	}

@@ -43,14 +43,16 @@ static const char *prog_name(void)
 
 static bool pwrap_log_wanted(enum pwrap_dbglvl lvl)
 {
-	return lvl == PWRAP_LOG_ERROR || (int)lvl <= pwrap_debuglevel();
+	return lvl == PWRAP_LOG_ERROR || lvl == PWRAP_LOG_NOTICE ||
+	       (int)lvl <= pwrap_debuglevel();
 }
 
 __attribute__((format(printf, 3, 0)))
 static void pwrap_vlog(enum pwrap_dbglvl lvl, const char *func,
 		       const char *fmt, va_list ap)
 {
-	static const char *const names[] = { "ERROR", "WARN", "DEBUG", "TRACE" };
+	static const char *const names[] = { "ERROR", "WARN", "DEBUG", "TRACE",
+					     "WARN" };
 	char line[4096];
 	int saved_errno = errno;
 	int n, m;

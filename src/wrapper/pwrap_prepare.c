@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Preparation: service name -> a conf/ directory libpam can read.  At each
- * pam_start the runtime directory is made ready (pwrap_rundir.c,
- * pwrap_services.c) and conf/ brought up to date for the service
- * (pwrap_walk.c); nothing is cached beyond the rewritten files, whatever
+ * pam_start the runtime directory is made ready and checked to be still
+ * ours (pwrap_rundir.c, pwrap_services.c) and conf/ brought up to date for
+ * the service (pwrap_walk.c); a write that lacks space moves everything to
+ * the next base.  Nothing is cached beyond the rewritten files, whatever
  * the program does with its descriptors.
  *
  * One mutex serialises preparation (threads may call pam_start at once);
@@ -12,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <security/pam_appl.h>
 #include <stdio.h>
@@ -49,23 +51,33 @@ __attribute__((constructor)) static void prep_init(void)
 }
 
 /*
- * Makes sure the runtime directory is there and services/ is filled; with
- * the lock held.  A forked child gets a directory of its own, with the
- * files a test wrote into its parent's.
+ * Makes sure the runtime directory is there, still ours, and services/ is
+ * filled; with the lock held.  A forked child gets a directory of its own,
+ * with the files a test wrote into its parent's; so does a process whose
+ * directory lacked space (in the next base).
  */
-static int runtime_ready(const struct pwrap_source *src, bool check)
+static int runtime_ready(const struct pwrap_source *src)
 {
-	int rc;
+	/* each round that fills a new directory either succeeds or marks a
+	 * base full, and pwrap_rundir_ensure skips full bases */
+	for (int round = 0; round <= PWRAP_MAX_BASES; round++) {
+		int rc;
 
-	if (pwrap_rundir_inherited()) {
-		pwrap_services_save_inherited();
-	}
-	rc = pwrap_rundir_ensure(check);
-	if (rc == 1) {
+		if ((pwrap_rundir_inherited() || pwrap_rundir_full()) &&
+		    pwrap_rundir_intact()) {
+			pwrap_services_save();
+		}
+		rc = pwrap_rundir_ensure();
+		if (rc <= 0) {
+			return rc;
+		}
 		pwrap_walk_forget();
 		pwrap_services_fill(src);
+		if (!pwrap_rundir_full()) {
+			return 0;
+		}
 	}
-	return rc < 0 ? -1 : 0;
+	return -1;
 }
 
 void pwrap_runtime_early(void)
@@ -85,7 +97,7 @@ void pwrap_runtime_now(void)
 	/* A missing service dir only leaves services/ empty; pam_start
 	 * reports it. */
 	ok = pwrap_source_of(NULL, &src, false);
-	(void)runtime_ready(ok ? &src : NULL, true);
+	(void)runtime_ready(ok ? &src : NULL);
 	pthread_mutex_unlock(&prep_lock);
 }
 
@@ -128,20 +140,20 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 		goto out;
 	}
 	service_file_name(service, name);
-	if (runtime_ready(&src, false) != 0) {
-		goto out;
-	}
-	rc = pwrap_walk_update(&src, name, &suspect);
-	if (suspect) {
-		/* Something removed files of ours (a tidy-up of TMPDIR, or
-		 * a sweep after the program closed our lock descriptor):
-		 * check the directory, make a new one if needed, and try
-		 * once more. */
-		if (runtime_ready(&src, true) != 0) {
+	for (int round = 0;; round++) {
+		if (runtime_ready(&src) != 0) {
 			rc = PAM_ABORT;
 			goto out;
 		}
 		rc = pwrap_walk_update(&src, name, &suspect);
+		/* A write lacked space: on to the next base.  Files of ours
+		 * vanished (a tidy-up of TMPDIR, or a sweep after the program
+		 * closed our lock descriptor): the directory is checked again
+		 * (a new one made if needed), and the walk tried once more. */
+		if (!(pwrap_rundir_full() || (suspect && round == 0)) ||
+		    round > PWRAP_MAX_BASES) {
+			break;
+		}
 	}
 	if (rc == PAM_SERVICE_ERR) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "no service file '%s' and no "
@@ -168,16 +180,45 @@ out:
 	return rc;
 }
 
-bool pwrap_prepared_path(const char *name, pwrap_path out)
+int pwrap_prepared_open(const char *name)
 {
-	bool ok;
+	int dfd, fd = -1;
 
 	if (!pwrap_name_is_plain(name)) {
-		return false;
+		errno = ENOENT;
+		return -1;
 	}
 	pthread_mutex_lock(&prep_lock);
-	ok = pwrap_rundir()->conf != NULL &&
-	     pwrap_pjoin(out, pwrap_rundir()->conf, name);
+	dfd = pwrap_rundir_conf_fd();
+	if (dfd >= 0) {
+		fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY |
+			    O_NOFOLLOW);
+	} else if (errno == EEXIST) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s is not the directory made "
+			  "there any more (renamed or replaced); not reading "
+			  "%s from it", pwrap_rundir()->conf, name);
+		errno = ENOENT;
+	}
 	pthread_mutex_unlock(&prep_lock);
-	return ok;
+	return fd;
+}
+
+bool pwrap_uid_switch(uid_t euid)
+{
+	bool went = false;
+	uid_t owner;
+
+	pthread_mutex_lock(&prep_lock);
+	owner = pwrap_rundir_owner();
+	/* root may use anyone's directory; any other uid only its own */
+	if (owner != (uid_t)-1 && euid != owner && euid != 0) {
+		if (pwrap_rundir_intact()) {
+			pwrap_services_save();
+		}
+		pwrap_rundir_drop();
+		pwrap_walk_forget();
+		went = true;
+	}
+	pthread_mutex_unlock(&prep_lock);
+	return went;
 }

@@ -10,7 +10,11 @@
  *   pwrap_walk.c      conf/ for one service: its files and includes as
  *                     libpam reads them, rewritten
  *   pwrap_services.c  services/: the service directory's files, a test's win
- *   pwrap_rundir.c    the runtime directory: create, lock, remove, sweep
+ *   pwrap_rundir.c    the runtime directory: create, lock, check;
+ *                     pwrap_base.c: where (trusted bases);
+ *                     pwrap_sweep.c: removing unused ones
+ *   pwrap_uid.c       setuid and friends: the directory goes before a
+ *                     switch of uid
  *   pwrap_conf.c      the rewriter, a pure function (text in, text out)
  *   pwrap_file.c, pwrap_libpam.c, pwrap_log.c, pwrap_list.c
  *                     helpers, the real libpam, the list and string vector
@@ -23,6 +27,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -34,10 +39,14 @@ enum pwrap_dbglvl {
 	PWRAP_LOG_WARN = 1,
 	PWRAP_LOG_DEBUG = 2,
 	PWRAP_LOG_TRACE = 3,
+	/* A warning the user must see with PAM_WRAPPER_DEBUGLEVEL unset (a
+	 * fall-back, a pass-through): labelled WARN, printed at every level. */
+	PWRAP_LOG_NOTICE = 4,
 };
 
 /* Writes one `PWRAP_<LEVEL>[prog (pid)] - <func>: <msg>` line to stderr when
- * lvl <= PAM_WRAPPER_DEBUGLEVEL (errors always).  One write(2) per line. */
+ * lvl <= PAM_WRAPPER_DEBUGLEVEL (errors and notices always).  One write(2)
+ * per line; a message longer than a line (4 KiB) is cut. */
 PWRAP_HIDDEN void pwrap_log(enum pwrap_dbglvl lvl, const char *func,
 			    const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -230,12 +239,35 @@ PWRAP_HIDDEN struct pwrap_entry *pwrap_list_take(struct pwrap_entry **head,
 PWRAP_HIDDEN void pwrap_strv_free(char **v, size_t n);
 PWRAP_HIDDEN int pwrap_strv_add(char ***v, size_t *n, const char *s);
 
+/* ---- where runtime directories go (pwrap_base.c) ------------------------ */
+
+#define PWRAP_MAX_BASES 3
+#define PWRAP_BASE_TMPDIR 1u
+#define PWRAP_BASE_SHM 2u
+#define PWRAP_BASE_TMP 4u
+struct pwrap_base {
+	const char *path;
+	const char *label;	/* "TMPDIR " or "", for messages */
+	unsigned bit;		/* PWRAP_BASE_* */
+};
+/* The bases in order ($TMPDIR resolved, /dev/shm on Linux, /tmp); returns
+ * how many.  *resolved is the malloc'd real path of $TMPDIR (or NULL), which
+ * out[0].path may point to: the caller frees it after use. */
+PWRAP_HIDDEN size_t pwrap_bases(struct pwrap_base out[PWRAP_MAX_BASES],
+				char **resolved);
+/* Whether the base directory st must not be trusted by a process whose
+ * real file-system uid is uid ((uid_t)-1: not known yet; then only what
+ * the mode tells); why (n bytes) then says why. */
+PWRAP_HIDDEN bool pwrap_base_distrust(const struct stat *st, uid_t uid,
+				      char *why, size_t n);
+
 /* ---- the runtime directory (pwrap_rundir.c) ----------------------------- */
 
 /*
  * base/pam_wrapper.<pid>.XXXXXX/ with .lock, services/ (exported as
  * PAM_WRAPPER_RUNTIME_DIR) and conf/ (what libpam reads; conf/.inc/, made
- * when first needed, holds included files).  Not thread-safe: callers serialise (pwrap_prepare.c).
+ * when first needed, holds included files).  Not thread-safe: callers
+ * serialise (pwrap_prepare.c).
  */
 struct pwrap_rundir {
 	const char *top;
@@ -243,19 +275,53 @@ struct pwrap_rundir {
 	const char *conf;
 };
 
+#define PWRAP_LOCK_NAME ".lock"
+#define PWRAP_PREFIX "pam_wrapper"
+#define PWRAP_KEPT_PREFIX "pam_wrapper_kept"
+
+/* Whether fd is open on the file (dev, ino). */
+PWRAP_HIDDEN bool pwrap_fd_is(int fd, dev_t dev, ino_t ino);
+/* Removes base/name (basefd stays open) if nobody holds its lock and it
+ * is ours: its .lock is the file (ldev, lino), or, with lino 0 (the
+ * sweep), the directory belongs to uid (pwrap_sweep.c). */
+PWRAP_HIDDEN void pwrap_reap(int basefd, const char *name, uid_t uid,
+			     dev_t ldev, ino_t lino);
+/* Removes the unused runtime directories of uid in base, except mine. */
+PWRAP_HIDDEN void pwrap_sweep(const char *base, const char *mine, uid_t uid);
+
 /*
- * Makes sure this process has a live runtime directory: it holds the lock,
- * and with `check` the directory is still there (without, a vanished one is
- * noticed by the caller's next stat of a file in it, which then checks).
- * Returns 0 when the one it had is still good, 1 when a new one was made
- * (empty services/ and conf/), -1 on failure (logged, with the real cause).
+ * Makes sure this process has a live runtime directory that is still the
+ * one it made: it holds the lock, and conf/ has the identity it had when
+ * made.  Otherwise (none yet, inherited from the parent of a fork, gone,
+ * renamed or replaced, or full: see pwrap_rundir_no_space) a new one is
+ * made in the first trusted base that takes it.  Returns 0 when the one it
+ * had is still good, 1 when a new one was made (empty services/ and conf/),
+ * -1 on failure (logged, with the real cause).
  */
-PWRAP_HIDDEN int pwrap_rundir_ensure(bool check);
+PWRAP_HIDDEN int pwrap_rundir_ensure(void);
+/* Whether conf/ of the current directory is still what we made (errno
+ * EEXIST: something else is at its path). */
+PWRAP_HIDDEN bool pwrap_rundir_intact(void);
 /* The current directory (NULL fields before the first ensure). */
 PWRAP_HIDDEN const struct pwrap_rundir *pwrap_rundir(void);
 /* True when the current directory was made by another process (the parent
  * of a fork): the next ensure makes this process its own. */
 PWRAP_HIDDEN bool pwrap_rundir_inherited(void);
+/* A write into the runtime directory failed with err: true when for lack of
+ * space (ENOSPC, EDQUOT); the directory is then marked full (see
+ * pwrap_rundir_full) and the next ensure replaces it by one in another
+ * base.  The caller logs such a failure at debug level only. */
+PWRAP_HIDDEN bool pwrap_rundir_no_space(int err);
+PWRAP_HIDDEN bool pwrap_rundir_full(void);
+/* The real file-system uid that owns the directory this process made, or
+ * (uid_t)-1 when it made none. */
+PWRAP_HIDDEN uid_t pwrap_rundir_owner(void);
+/* Removes the directory this process made (when nobody else holds it) and
+ * forgets it: before a switch of uid after which it could not. */
+PWRAP_HIDDEN void pwrap_rundir_drop(void);
+/* A descriptor of conf/ checked to be the one we made (kept; never close
+ * it), or -1 (errno EEXIST: replaced). */
+PWRAP_HIDDEN int pwrap_rundir_conf_fd(void);
 
 /* ---- preparation (pwrap_prepare.c, pwrap_walk.c, pwrap_services.c) ------ */
 
@@ -269,10 +335,17 @@ PWRAP_HIDDEN bool pwrap_rundir_inherited(void);
 PWRAP_HIDDEN int pwrap_prepare(const char *service, const char *svcdir,
 			       char **confdir);
 
-/* out = conf/name of the current runtime directory, for a plain name (no
- * '/', no leading '.'); false when there is none.  Takes the preparation
- * lock: never call it with that lock held. */
-PWRAP_HIDDEN bool pwrap_prepared_path(const char *name, pwrap_path out);
+/* Opens conf/name of the current runtime directory for reading, through
+ * the descriptor of conf/ (the legacy path): a descriptor, or -1 with
+ * errno set.  Only a plain name (no '/', no leading '.').  Takes the
+ * preparation lock: never call it with that lock held. */
+PWRAP_HIDDEN int pwrap_prepared_open(const char *name);
+
+/* Before the process switches its effective uid to euid: a runtime
+ * directory it made goes first if the new uid could not use or remove it
+ * (pwrap_uid.c); true when it went (pwrap_runtime_now makes the next one
+ * after the switch).  Takes the preparation lock. */
+PWRAP_HIDDEN bool pwrap_uid_switch(uid_t euid);
 
 /*
  * Brings conf/ up to date for the service file `name` (libpam's view of the
@@ -321,11 +394,13 @@ PWRAP_HIDDEN const char *pwrap_source_shown(const struct pwrap_source *src);
 
 /* Whether name can be a file of services/ (no '/', no leading '.'). */
 PWRAP_HIDDEN bool pwrap_name_is_plain(const char *name);
-/* Before a new runtime directory replaces an inherited one: remembers the
- * files a test wrote into the old services/. */
-PWRAP_HIDDEN void pwrap_services_save_inherited(void);
+/* Before a new runtime directory replaces the current one (inherited,
+ * full, or before a switch of uid): remembers the files a test wrote into
+ * its services/ (added to what is remembered already). */
+PWRAP_HIDDEN void pwrap_services_save(void);
 /* After a new runtime directory was made: fills services/ from src (NULL:
- * nothing) and puts back what pwrap_services_save_inherited() kept. */
+ * nothing) and puts back what pwrap_services_save() kept (kept on when the
+ * directory turned out full, for the next one). */
 PWRAP_HIDDEN void pwrap_services_fill(const struct pwrap_source *src);
 /*
  * The file libpam should see for name: services/name when a test wrote or

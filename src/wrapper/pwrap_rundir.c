@@ -1,36 +1,50 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The runtime directory of a wrapped process, and its cleanup without any
- * helper process.
+ * The runtime directory of a wrapped process: where it is made, how we
+ * know it is still ours, and its end without any helper process.
  *
- * Layout: <base>/pam_wrapper.<pid>.XXXXXX/ with
+ * Layout: <base>/pam_wrapper.<pid>.XXXXXX/ (mode 0700) with
  *   .lock      liveness: its owner holds flock(LOCK_SH) on it through a
  *              descriptor that forked children inherit (and exec closes);
  *   services/  exported as PAM_WRAPPER_RUNTIME_DIR;
  *   conf/      what libpam reads; conf/.inc/ holds included files (made
  *              when first needed).
- * <base> is $TMPDIR, else /dev/shm (Linux: a memory file system, cheaper
- * than a disk-backed /tmp), else /tmp; when one cannot take the directory
- * (full, read-only, not writable) the next one is tried.
+ *
+ * <base> is the first of $TMPDIR, /dev/shm (Linux: a memory file system,
+ * cheaper than a disk-backed /tmp) and /tmp that is trusted and takes the
+ * directory and everything written into it (pwrap_base.c says which are
+ * trusted).  When a write fails for lack of space (the directory itself,
+ * a copy into services/, a file of conf/), the directory is removed and
+ * the next base tried, with the files a test wrote carried along.
+ *
+ * What libpam reads is named by path (pam_start_confdir takes one), so the
+ * path must keep leading to what we made: in a trusted base no other user
+ * can rename anything of ours, and at every preparation conf/ is checked
+ * against the device, inode and owner it had when made.  A directory
+ * renamed or replaced in the meantime (by its owner or root) is left where
+ * it is and a new one made.  The legacy path opens conf/ files through a
+ * descriptor of conf/ (pwrap_rundir_conf_fd).
  *
  * A directory is live while someone holds its lock.  flock locks belong to
  * the open file, not to a pid, so the test is right across PID namespaces
  * and under uid_wrapper (where getuid() lies), and a lock never outlives
  * the processes that hold it, however they end.  At a normal exit the last
- * holder removes the directory; after _exit, exec or a kill, the next
- * wrapped process of the same user that makes a directory removes every
- * directory whose lock it can take (the sweep).  Kept directories
- * (PAM_WRAPPER_KEEP_DIR=1) are named pam_wrapper_kept.* and never swept.
- *
- * Races: a directory is made before its .lock, so the sweep removes a
- * directory without .lock only when it is empty (rmdir), and a maker whose
- * directory vanished before it held the lock starts again.  The sweep holds
- * the exclusive lock while it removes, and removes .lock last.
+ * holder removes the directory.  A forked child that makes a directory of
+ * its own (at its first use of PAM) keeps holding the one it inherited and
+ * removes it at exit if nobody else holds it: a program that calls
+ * daemon(3) (whose parent ends with _exit) leaves nothing.  Before the
+ * process switches its effective uid away from the owner (it could not
+ * remove the directory afterwards), the directory goes (pwrap_uid.c).
+ * After _exit, exec or a kill, the next wrapped process of the same user
+ * that makes a directory removes every directory whose lock it can take
+ * (the sweep, pwrap_sweep.c).  Kept directories (PAM_WRAPPER_KEEP_DIR=1)
+ * are named pam_wrapper_kept.* and never removed.  A directory is made
+ * before its .lock, so a maker whose directory vanished before it held the
+ * lock starts again.
  *
  * Not thread-safe: pwrap_prepare.c serialises every call.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -42,31 +56,43 @@
 
 #include "pwrap_private.h"
 
-#define PWRAP_LOCK_NAME ".lock"
-#define PWRAP_PREFIX "pam_wrapper"
-#define PWRAP_KEPT_PREFIX "pam_wrapper_kept"
+/* A runtime directory this process holds. */
+struct held {
+	char *top;		/* malloc'd path; NULL: none */
+	int lockfd;		/* holds LOCK_SH on top/.lock; -1 if none */
+	dev_t ldev;		/* identity of top/.lock: tells that lockfd */
+	ino_t lino;		/* is still ours (a program may close it),
+				 * and at exit that top is our directory */
+};
 
 static struct {
-	char *top;		/* malloc'd, or NULL before the first ensure */
+	struct held cur;	/* the directory in use */
+	struct held prev;	/* the one inherited before this process made
+				 * cur: removed at exit when nobody holds it */
 	char *svc;
 	char *conf;
 	struct pwrap_rundir view;
-	int lockfd;		/* holds LOCK_SH on top/.lock; -1 if none */
-	dev_t ldev;		/* identity of top/.lock, to tell that lockfd */
-	ino_t lino;		/* still is ours (a program may close it) */
-	pid_t owner;		/* the process that made top */
+	dev_t cdev;		/* identity of conf/ when made */
+	ino_t cino;
+	int conffd;		/* conf/, opened for the legacy path; -1 */
+	pid_t owner;		/* the process that made cur */
 	uid_t fsuid;		/* owner of what we made: our real file
 				 * system uid, whatever getuid() says under
 				 * uid_wrapper */
+	unsigned base;		/* PWRAP_BASE_* of cur's base */
+	unsigned full_bases;	/* bases where a write lacked space */
+	bool full;		/* cur lacked space: replace it */
 	bool keep;
 	bool swept;		/* this process tree swept already */
 } rd = {
-	.lockfd = -1,
+	.cur.lockfd = -1,
+	.prev.lockfd = -1,
+	.conffd = -1,
 };
 
 const struct pwrap_rundir *pwrap_rundir(void)
 {
-	rd.view.top = rd.top;
+	rd.view.top = rd.cur.top;
 	rd.view.svc = rd.svc;
 	rd.view.conf = rd.conf;
 	return &rd.view;
@@ -74,16 +100,24 @@ const struct pwrap_rundir *pwrap_rundir(void)
 
 bool pwrap_rundir_inherited(void)
 {
-	return rd.top != NULL && rd.owner != getpid();
+	return rd.cur.top != NULL && rd.owner != getpid();
 }
 
-/* Whether lockfd is still the descriptor we opened on top/.lock. */
-static bool lock_fd_ours(void)
+bool pwrap_rundir_full(void)
 {
-	struct stat st;
+	return rd.full;
+}
 
-	return rd.lockfd >= 0 && fstat(rd.lockfd, &st) == 0 &&
-	       st.st_dev == rd.ldev && st.st_ino == rd.lino;
+bool pwrap_rundir_no_space(int err)
+{
+	if (err != ENOSPC && err != EDQUOT) {
+		return false;
+	}
+	if (rd.cur.top != NULL && rd.owner == getpid()) {
+		rd.full = true;
+		rd.full_bases |= rd.base;
+	}
+	return true;
 }
 
 /* Moves fd above the standard descriptors: a program started with 0, 1 or
@@ -137,235 +171,248 @@ fail:
 	return -1;
 }
 
-/*
- * Removes base/name if nobody holds its lock and it belongs to uid.
- * basefd stays open.  Used by the sweep and at exit.
- */
-static void reap(int basefd, const char *name, uid_t uid)
+/* Lets go of h: closes its lock (if the descriptor is still ours) and,
+ * with `remove`, removes the directory when nobody else holds it. */
+static void held_drop(struct held *h, bool remove)
 {
-	struct stat st, lst;
-	int dfd = -1;
-	int lfd = -1;
-	int sub;
+	char *slash;
+	int basefd;
 
-	dfd = openat(basefd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		     O_CLOEXEC);
-	if (dfd < 0 || fstat(dfd, &st) != 0 || st.st_uid != uid) {
-		goto out;
-	}
-	lfd = openat(dfd, PWRAP_LOCK_NAME, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-		     O_NONBLOCK | O_NOCTTY);
-	if (lfd < 0) {
-		/* Being made right now, or its maker died before it made the
-		 * lock: either way it is empty, and only then does this
-		 * succeed (a maker that loses it starts again). */
-		if (errno == ENOENT) {
-			(void)unlinkat(basefd, name, AT_REMOVEDIR);
-		}
-		goto out;
-	}
-	if (flock(lfd, LOCK_EX | LOCK_NB) != 0 || fstat(lfd, &lst) != 0 ||
-	    fstatat(dfd, PWRAP_LOCK_NAME, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-	    st.st_ino != lst.st_ino || st.st_dev != lst.st_dev) {
-		goto out;	/* live (or already being removed) */
-	}
-	PWRAP_LOG(PWRAP_LOG_DEBUG, "removing unused runtime directory %s",
-		  name);
-	sub = dup(dfd);
-	if (sub >= 0) {
-		pwrap_rmtree_at(sub, PWRAP_LOCK_NAME);	/* closes sub */
-	}
-	(void)unlinkat(dfd, PWRAP_LOCK_NAME, 0);
-	if (unlinkat(basefd, name, AT_REMOVEDIR) != 0 &&
-	    (errno == ENOTEMPTY || errno == EEXIST)) {
-		/* an entry the first pass did not see (we still hold the
-		 * lock, so nobody else is in here) */
-		sub = dup(dfd);
-		if (sub >= 0) {
-			pwrap_rmtree_at(sub, NULL);
-		}
-		(void)unlinkat(basefd, name, AT_REMOVEDIR);
-	}
-out:
-	if (lfd >= 0) {
-		close(lfd);
-	}
-	if (dfd >= 0) {
-		close(dfd);
-	}
-}
-
-/* Whether name is a runtime directory's (not a kept one's). */
-static bool is_ours(const char *name)
-{
-	const char *p = name + sizeof(PWRAP_PREFIX) - 1;
-
-	if (strncmp(name, PWRAP_PREFIX ".", sizeof(PWRAP_PREFIX)) != 0) {
-		return false;
-	}
-	p++;
-	if (*p < '0' || *p > '9') {
-		return false;
-	}
-	while (*p >= '0' && *p <= '9') {
-		p++;
-	}
-	return *p == '.';
-}
-
-/* Removes the unused runtime directories of uid in base, except ours. */
-static void sweep(const char *base, const char *mine, uid_t uid)
-{
-	DIR *d = opendir(base);
-	struct dirent *de;
-
-	if (d == NULL) {
+	if (h->top == NULL) {
 		return;
 	}
-	while ((de = readdir(d)) != NULL) {
-		if (is_ours(de->d_name) && strcmp(de->d_name, mine) != 0) {
-			reap(dirfd(d), de->d_name, uid);
+	if (pwrap_fd_is(h->lockfd, h->ldev, h->lino)) {
+		close(h->lockfd);
+	}
+	h->lockfd = -1;
+	slash = strrchr(h->top, '/');
+	if (remove && slash != NULL) {
+		*slash = '\0';
+		basefd = open(h->top[0] != '\0' ? h->top : "/",
+			      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (basefd >= 0) {
+			pwrap_reap(basefd, slash + 1, 0, h->ldev, h->lino);
+			close(basefd);
 		}
 	}
-	closedir(d);
+	free(h->top);
+	h->top = NULL;
 }
 
-/* Paths end up as tokens of service-file lines: no blanks allowed. */
-static bool path_usable(const char *p)
+/*
+ * Lets go of the current directory: one this process made is forgotten
+ * (with `remove`, removed when nobody else holds it); one it inherited
+ * stays held as prev, to be removed at exit (an older prev is let go of,
+ * and removed when nobody holds it).
+ */
+static void retire(bool remove)
 {
-	return p != NULL && p[0] == '/' && strpbrk(p, " \t\n#") == NULL;
-}
-
-/* Drops what we know of the current directory (never removes it). */
-static void forget(void)
-{
-	if (lock_fd_ours()) {
-		close(rd.lockfd);
+	if (pwrap_fd_is(rd.conffd, rd.cdev, rd.cino)) {
+		close(rd.conffd);
 	}
-	rd.lockfd = -1;
-	free(rd.top);
+	rd.conffd = -1;
+	if (rd.cur.top != NULL && rd.owner != getpid() && !rd.keep) {
+		held_drop(&rd.prev, true);
+		rd.prev = rd.cur;
+	} else {
+		held_drop(&rd.cur, remove && !rd.keep);
+	}
+	rd.cur.top = NULL;
+	rd.cur.lockfd = -1;
 	free(rd.svc);
 	free(rd.conf);
-	rd.top = rd.svc = rd.conf = NULL;
+	rd.svc = rd.conf = NULL;
+	rd.full = false;
 }
 
 /*
  * Makes base/<prefix>.<pid>.XXXXXX with its lock and subdirectories.  On
- * success fills rd (after forget()) and returns 0; else -1 with errno set
- * and nothing left behind.
+ * success fills rd (after retire()) and returns 0; else -1 with errno set
+ * and nothing left behind.  bst is base's stat: a base that is not root's
+ * must be ours, which we learn from what we made (*distrust then holds the
+ * owner we found ours to be, and errno is EPERM).
  */
-static int make_in(const char *base, const char *prefix)
+static int make_in(const char *base, const struct stat *bst,
+		   const char *prefix, uid_t *distrust)
 {
-	char *top = NULL;
+	struct held h = { .lockfd = -1 };
 	char *svc = NULL;
 	char *conf = NULL;
-	struct stat st;
-	int fd = -1;
+	struct stat st, cst;
 	int err = 0;
 
 	for (int attempt = 0; attempt < 8; attempt++) {
-		free(top);
-		if (asprintf(&top, "%s/%s.%ld.XXXXXX", base, prefix,
+		free(h.top);
+		if (asprintf(&h.top, "%s/%s.%ld.XXXXXX", base, prefix,
 			     (long)getpid()) < 0) {
-			top = NULL;
+			h.top = NULL;
 			err = ENOMEM;
 			goto fail;
 		}
-		if (mkdtemp(top) == NULL) {
+		if (mkdtemp(h.top) == NULL) {
 			err = errno;
 			goto fail;
 		}
-		fd = lock_take(top, true, &st);
-		if (fd >= 0) {
+		/* a base that is not root's must be ours: the owner of what
+		 * we just made; else only this empty directory is removed */
+		if (bst->st_uid != 0 && stat(h.top, &st) != 0) {
+			err = errno;
+			(void)rmdir(h.top);
+			goto fail;
+		}
+		if (bst->st_uid != 0 && st.st_uid != bst->st_uid) {
+			(void)rmdir(h.top);
+			*distrust = st.st_uid;
+			err = EPERM;
+			goto fail;
+		}
+		h.lockfd = lock_take(h.top, true, &st);
+		if (h.lockfd >= 0) {
 			break;
 		}
 		/* swept before we held the lock: start again */
 		err = errno;
-		pwrap_rmtree(top);
+		pwrap_rmtree(h.top);
 	}
-	if (fd < 0) {
+	if (h.lockfd < 0) {
 		goto fail;
 	}
-	svc = pwrap_join(top, "services");
-	conf = pwrap_join(top, "conf");
+	svc = pwrap_join(h.top, "services");
+	conf = pwrap_join(h.top, "conf");
 	if (svc == NULL || conf == NULL) {
 		err = ENOMEM;
 		goto fail_rm;
 	}
-	if (mkdir(svc, 0755) != 0 || mkdir(conf, 0755) != 0) {
+	if (mkdir(svc, 0755) != 0 || mkdir(conf, 0755) != 0 ||
+	    stat(conf, &cst) != 0) {
 		err = errno;
 		goto fail_rm;
 	}
-	forget();
-	rd.top = top;
+	retire(false);
+	h.ldev = st.st_dev;
+	h.lino = st.st_ino;
+	rd.cur = h;
 	rd.svc = svc;
 	rd.conf = conf;
-	rd.lockfd = fd;
-	rd.ldev = st.st_dev;
-	rd.lino = st.st_ino;
+	rd.cdev = cst.st_dev;
+	rd.cino = cst.st_ino;
 	rd.fsuid = st.st_uid;
 	rd.owner = getpid();
 	return 0;
 fail_rm:
-	pwrap_rmtree(top);
+	pwrap_rmtree(h.top);
 fail:
-	if (fd >= 0) {
-		close(fd);
+	if (h.lockfd >= 0) {
+		close(h.lockfd);
 	}
-	free(top);
+	free(h.top);
 	free(svc);
 	free(conf);
 	errno = err;
 	return -1;
 }
 
-/* Creates a new directory in the first base that takes it. */
+/* Appends "; " (unless first) and a formatted note to buf (n bytes). */
+__attribute__((format(printf, 3, 4)))
+static void note(char *buf, size_t n, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used > 0 && used + 2 < n) {
+		memcpy(buf + used, "; ", 3);
+		used += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(buf + used, n - used, fmt, ap);
+	va_end(ap);
+}
+
+/* Creates a new directory in the first base that is trusted and takes it;
+ * says once per process why a base was not trusted. */
 static int make_new(void)
 {
-	const char *tmpdir = getenv("TMPDIR");
-	const char *bases[3];
+	static bool said;
+	struct pwrap_base bases[PWRAP_MAX_BASES];
 	const char *keep = getenv("PAM_WRAPPER_KEEP_DIR");
 	const char *prefix;
-	char why[1024] = "";
-	size_t n = 0;
-	size_t used = 0;
-
-	if (path_usable(tmpdir)) {
-		bases[n++] = tmpdir;
-	} else if (tmpdir != NULL && tmpdir[0] != '\0') {
-		PWRAP_LOG(PWRAP_LOG_DEBUG, "TMPDIR=%s is not an absolute path "
-			  "without blanks; not used", tmpdir);
-	}
-#ifdef __linux__
-	bases[n++] = "/dev/shm";
-#endif
-	bases[n++] = "/tmp";
+	char *resolved = NULL;
+	char why[2048] = "";
+	char untrusted[1024] = "";
+	size_t n, i;
+	int rc = -1;
 
 	rd.keep = keep != NULL && keep[0] == '1';
 	prefix = rd.keep ? PWRAP_KEPT_PREFIX : PWRAP_PREFIX;
-	for (size_t i = 0; i < n; i++) {
-		if (make_in(bases[i], prefix) != 0) {
-			int w = snprintf(why + used, sizeof(why) - used,
-					 "%s%s: %s", used ? "; " : "",
-					 bases[i], strerror(errno));
+	n = pwrap_bases(bases, &resolved);
+	for (i = 0; i < n; i++) {
+		const struct pwrap_base *b = &bases[i];
+		char bad[256];
+		struct stat bst;
+		uid_t mine = (uid_t)-1;
+		bool trusted;
 
-			if (w > 0 && (size_t)w < sizeof(why) - used) {
-				used += (size_t)w;
-			}
+		if ((rd.full_bases & b->bit) != 0) {
+			note(why, sizeof(why), "%s%s: %s", b->label, b->path,
+			     strerror(ENOSPC));
 			continue;
 		}
+		if (stat(b->path, &bst) != 0 || !S_ISDIR(bst.st_mode)) {
+			note(why, sizeof(why), "%s%s: %s", b->label, b->path,
+			     S_ISDIR(bst.st_mode) ? strerror(errno)
+						  : "not a directory");
+			continue;
+		}
+		trusted = !pwrap_base_distrust(&bst, mine, bad, sizeof(bad));
+		if (trusted && make_in(b->path, &bst, prefix, &mine) == 0) {
+			break;
+		}
+		if (trusted && mine == (uid_t)-1) {
+			/* trusted, but it would not take the directory */
+			note(why, sizeof(why), "%s%s: %s", b->label, b->path,
+			     strerror(errno));
+			continue;
+		}
+		if (trusted) {
+			/* not root's, and what we made there is not its
+			 * owner's */
+			(void)pwrap_base_distrust(&bst, mine, bad, sizeof(bad));
+		}
+		note(untrusted, sizeof(untrusted), "%s%s (%s)", b->label,
+		     b->path, bad);
+		note(why, sizeof(why), "%s%s: %s", b->label, b->path, bad);
+	}
+	if (i < n) {
+		const struct pwrap_base *b = &bases[i];
+
+		rd.base = b->bit;
 		setenv("PAM_WRAPPER_RUNTIME_DIR", rd.svc, 1);
 		PWRAP_LOG(PWRAP_LOG_DEBUG, "runtime directory %s%s", rd.svc,
 			  rd.keep ? " (kept: PAM_WRAPPER_KEEP_DIR=1)" : "");
+		if (untrusted[0] != '\0' && !said) {
+			said = true;
+			PWRAP_LOG(PWRAP_LOG_NOTICE, "not using %s: only a "
+				  "directory owned by this process's user or "
+				  "root, and writable by nobody else unless "
+				  "sticky, is trusted; runtime directory in %s",
+				  untrusted, b->path);
+		}
 		if (!rd.swept) {
 			rd.swept = true;
-			sweep(bases[i], strrchr(rd.top, '/') + 1, rd.fsuid);
+			pwrap_sweep(b->path, strrchr(rd.cur.top, '/') + 1,
+				    rd.fsuid);
 		}
-		return 0;
+		rc = 0;
+	} else {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot create a runtime directory "
+			  "(%s.%ld.XXXXXX): %s", prefix, (long)getpid(), why);
+		if (rd.cur.top == NULL) {
+			/* never point tests at a directory that is gone */
+			unsetenv("PAM_WRAPPER_RUNTIME_DIR");
+		}
 	}
-	PWRAP_LOG(PWRAP_LOG_ERROR, "cannot create a runtime directory "
-		  "(%s.%ld.XXXXXX): %s", prefix, (long)getpid(), why);
-	return -1;
+	free(resolved);
+	return rc;
 }
 
 /*
@@ -378,64 +425,118 @@ static bool relock(void)
 	struct stat st;
 	int fd;
 
-	rd.lockfd = -1;
-	fd = lock_take(rd.top, false, &st);
+	rd.cur.lockfd = -1;
+	fd = lock_take(rd.cur.top, false, &st);
 	if (fd < 0) {
 		return false;
 	}
-	if (st.st_dev != rd.ldev || st.st_ino != rd.lino) {
+	if (st.st_dev != rd.cur.ldev || st.st_ino != rd.cur.lino) {
 		close(fd);
 		return false;
 	}
-	rd.lockfd = fd;
+	rd.cur.lockfd = fd;
 	return true;
 }
 
-int pwrap_rundir_ensure(bool check)
+bool pwrap_rundir_intact(void)
 {
 	struct stat st;
 
-	if (rd.top != NULL && rd.owner == getpid()) {
-		if ((lock_fd_ours() || relock()) &&
-		    (!check || (stat(rd.conf, &st) == 0 &&
-				S_ISDIR(st.st_mode)))) {
+	if (rd.conf == NULL || stat(rd.conf, &st) != 0) {
+		return false;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_dev != rd.cdev ||
+	    st.st_ino != rd.cino || st.st_uid != rd.fsuid) {
+		errno = EEXIST;		/* there, but not ours */
+		return false;
+	}
+	return true;
+}
+
+int pwrap_rundir_ensure(void)
+{
+	bool mine = rd.cur.top != NULL && rd.owner == getpid();
+
+	if (mine && rd.full) {
+		PWRAP_LOG(PWRAP_LOG_DEBUG, "%s: no space left; trying the "
+			  "next location", rd.cur.top);
+		retire(true);
+	} else if (mine &&
+		   (pwrap_fd_is(rd.cur.lockfd, rd.cur.ldev, rd.cur.lino) ||
+		    relock())) {
+		if (pwrap_rundir_intact()) {
 			return 0;
 		}
+		if (errno == EEXIST) {
+			PWRAP_LOG(PWRAP_LOG_NOTICE, "%s is not the directory "
+				  "made there any more (renamed or replaced); "
+				  "not using it, making a new runtime "
+				  "directory", rd.conf);
+		} else {
+			PWRAP_LOG(PWRAP_LOG_DEBUG, "runtime directory %s: %s; "
+				  "making a new one", rd.cur.top,
+				  strerror(errno));
+		}
+		retire(false);
+	} else if (mine) {
 		PWRAP_LOG(PWRAP_LOG_DEBUG, "runtime directory %s is gone; "
-			  "making a new one", rd.top);
+			  "making a new one", rd.cur.top);
+		retire(false);
 	}
-	/* A forked child makes its own (make_new() forgets, and so closes,
-	 * the parent's lock descriptor once the new one is there). */
+	/* A forked child makes its own (and keeps holding the parent's
+	 * until it exits). */
 	return make_new() == 0 ? 1 : -1;
 }
 
+void pwrap_rundir_drop(void)
+{
+	if (rd.cur.top != NULL && rd.owner == getpid()) {
+		PWRAP_LOG(PWRAP_LOG_DEBUG, "removing runtime directory %s "
+			  "before the switch of uid", rd.cur.top);
+		retire(true);
+	}
+}
+
+uid_t pwrap_rundir_owner(void)
+{
+	return rd.cur.top != NULL && rd.owner == getpid() ? rd.fsuid
+							   : (uid_t)-1;
+}
+
+int pwrap_rundir_conf_fd(void)
+{
+	int fd;
+
+	if (rd.conf == NULL) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (pwrap_fd_is(rd.conffd, rd.cdev, rd.cino)) {
+		return rd.conffd;
+	}
+	/* (a descriptor the program closed or reused is not ours to close) */
+	rd.conffd = -1;
+	fd = fd_high(open(rd.conf, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+			  O_NOCTTY));
+	if (fd >= 0 && !pwrap_fd_is(fd, rd.cdev, rd.cino)) {
+		close(fd);
+		errno = EEXIST;
+		return -1;
+	}
+	rd.conffd = fd;
+	return fd;
+}
+
 /*
- * At a normal exit: let go of the lock, then remove the directory unless
- * another process (a forked child) still holds it.
+ * At a normal exit: let go of the locks, then remove the directories
+ * (ours, and the one inherited before it) unless another process (a
+ * forked child, a parent) still holds them.
  */
 __attribute__((destructor)) static void rundir_destructor(void)
 {
-	char *slash;
-	int basefd;
-
-	if (rd.top == NULL || rd.keep) {
+	if (rd.keep) {
 		return;
 	}
-	if (lock_fd_ours()) {
-		close(rd.lockfd);
-	}
-	rd.lockfd = -1;
-	slash = strrchr(rd.top, '/');
-	*slash = '\0';
-	basefd = open(rd.top[0] != '\0' ? rd.top : "/",
-		      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (basefd >= 0) {
-		struct stat st;
-
-		if (fstatat(basefd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			reap(basefd, slash + 1, st.st_uid);
-		}
-		close(basefd);
-	}
-	*slash = '/';
+	held_drop(&rd.cur, true);
+	held_drop(&rd.prev, true);
 }

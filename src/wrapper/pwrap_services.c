@@ -10,7 +10,8 @@
  * with the signatures of its source and of the copy right after writing.
  * A forked child gets a runtime directory of its own (so that what it
  * copies never looks like a test's file to its parent) and takes the
- * parent's test-written files along.
+ * parent's test-written files along; so does a new directory that replaces
+ * a full one, or one removed before a switch of uid.
  *
  * Called with the preparation lock held (pwrap_prepare.c).
  */
@@ -184,8 +185,7 @@ static int copy_in(const char *src, const char *name,
 	int rc = -1;
 
 	if (!pwrap_pjoin(dst, svc, name) ||
-	    pwrap_read_file(src, &buf, &len) != 0 ||
-	    pwrap_write_file(dst, buf, len, copy_find(name) == NULL) != 0) {
+	    pwrap_read_file(src, &buf, &len) != 0) {
 		if (errno == EFBIG) {
 			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: a service file larger "
 				  "than %d bytes is refused", src,
@@ -194,6 +194,14 @@ static int copy_in(const char *src, const char *name,
 			PWRAP_LOG(PWRAP_LOG_ERROR, "cannot copy %s into %s: %s",
 				  src, svc, strerror(errno));
 		}
+		goto out;
+	}
+	if (pwrap_write_file(dst, buf, len, copy_find(name) == NULL) != 0) {
+		/* no space: the caller moves to the next base */
+		PWRAP_LOG(pwrap_rundir_no_space(errno) ? PWRAP_LOG_DEBUG
+						       : PWRAP_LOG_ERROR,
+			  "cannot copy %s into %s: %s", src, svc,
+			  strerror(errno));
 		goto out;
 	}
 	c = copy_find(name);
@@ -229,13 +237,12 @@ static void saved_free(void)
 	}
 }
 
-void pwrap_services_save_inherited(void)
+void pwrap_services_save(void)
 {
 	const char *svc = pwrap_rundir()->svc;
 	DIR *d = svc != NULL ? opendir(svc) : NULL;
 	struct dirent *de;
 
-	saved_free();
 	while (d != NULL && (de = readdir(d)) != NULL) {
 		struct copy *c = copy_find(de->d_name);
 		struct saved *h;
@@ -243,10 +250,12 @@ void pwrap_services_save_inherited(void)
 		pwrap_path path;
 
 		if (!pwrap_name_is_plain(de->d_name) ||
+		    pwrap_list_find(saved, de->d_name) != NULL ||
 		    !pwrap_pjoin(path, svc, de->d_name) ||
 		    !pwrap_sig_of(path, &sig) ||
 		    (c != NULL && pwrap_sig_eq(&sig, &c->copy))) {
-			continue;	/* not a file, or our pristine copy */
+			/* not a file, our pristine copy, or kept already */
+			continue;
 		}
 		h = calloc(1, sizeof(*h));
 		if (h == NULL) {
@@ -280,7 +289,8 @@ void pwrap_services_fill(const struct pwrap_source *src)
 	copies_free();
 	/* A missing or unreadable service dir leaves services/ empty;
 	 * pam_start reports it. */
-	while (d != NULL && (de = readdir(d)) != NULL) {
+	while (d != NULL && !pwrap_rundir_full() &&
+	       (de = readdir(d)) != NULL) {
 		struct pwrap_sig sig, csig;
 		pwrap_path path;
 
@@ -294,12 +304,17 @@ void pwrap_services_fill(const struct pwrap_source *src)
 	if (d != NULL) {
 		closedir(d);
 	}
+	if (pwrap_rundir_full()) {
+		return;	/* saved is kept for the directory in the next base */
+	}
 	for (const struct pwrap_entry *e = saved; e != NULL; e = e->next) {
 		const struct saved *h = (const struct saved *)e;
 		pwrap_path path;
 
-		if (pwrap_pjoin(path, svc, h->e.name)) {
-			(void)pwrap_write_file(path, h->buf, h->len, false);
+		if (pwrap_pjoin(path, svc, h->e.name) &&
+		    pwrap_write_file(path, h->buf, h->len, false) != 0 &&
+		    pwrap_rundir_no_space(errno)) {
+			return;	/* kept for the directory in the next base */
 		}
 	}
 	saved_free();

@@ -8,7 +8,9 @@
  * one stack is read for that stack only, so what libpam skips neither
  * counts against the service nor is walked.  A rewritten file is kept
  * while the (dev, ino, size, mtime, ctime) of its source stay the same, so
- * an unchanged configuration costs a few stat(2) per pam_start.
+ * an unchanged configuration costs a few stat(2) per pam_start.  A write
+ * that fails for lack of space is only noted (pwrap_rundir_no_space):
+ * pwrap_prepare.c then moves everything to the next base.
  *
  * Called with the preparation lock held (pwrap_prepare.c).
  */
@@ -378,8 +380,10 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		goto out;
 	}
 	if (write_gen(w, g->e.name, out, out_len, fresh) != 0) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot write %s: %s", g->e.name,
-			  strerror(errno));
+		/* no space: pwrap_prepare moves to the next base */
+		PWRAP_LOG(pwrap_rundir_no_space(errno) ? PWRAP_LOG_DEBUG
+						       : PWRAP_LOG_ERROR,
+			  "cannot write %s: %s", g->e.name, strerror(errno));
 		w->suspect = true;
 		rc = -1;
 		goto out;
@@ -498,6 +502,9 @@ static int placeholder(const char *gpath)
 		return -1;
 	}
 	if (pwrap_write_file(gpath, text, sizeof(text) - 1, fresh) != 0) {
+		PWRAP_LOG(pwrap_rundir_no_space(errno) ? PWRAP_LOG_DEBUG
+						       : PWRAP_LOG_ERROR,
+			  "cannot write %s: %s", gpath, strerror(errno));
 		gen_drop(gpath);
 		return -1;
 	}

@@ -680,6 +680,42 @@ static void test_password_never_logged(void **state)
 	unsetenv("PAM_WRAPPER_DEBUGLEVEL");
 }
 
+/* A message longer than the old 2 KiB cut, with the password across it and
+ * again past the end of a log line: masked whole, then cut (pam_matrix
+ * logs "<passdb>: unknown user <user>"). */
+static void test_password_masked_before_cut(void **state)
+{
+	char *passdb = NULL, *svc = NULL, *user, *err;
+	size_t pad, len;
+
+	assert_true(asprintf(&passdb, "%s/passdb", (char *)*state) > 0);
+	tu_write_text(*state, "passdb", "alice:secret:matrix\n");
+	assert_true(asprintf(&svc, "auth required pam_matrix.so passdb=%s\n",
+			     passdb) > 0);
+	tu_write_text(*state, "matrix", svc);
+	pad = 2047 - 4 - strlen(passdb) - strlen(": unknown user ");
+	user = malloc(pad + 300 * 16 + 1);
+	assert_non_null(user);
+	memset(user, 'u', pad);
+	len = pad;
+	for (int i = 0; i < 300; i++) {
+		memcpy(user + len, "Kq8vR2pLuuuuuuuu", 16);
+		len += 16;
+	}
+	user[len] = '\0';
+	setenv("PAM_WRAPPER_DEBUGLEVEL", "2", 1);
+	tu_stderr_begin();
+	assert_int_equal(txn_pw("matrix", user, 'a', "Kq8vR2pL"), PAM_AUTH_ERR);
+	err = tu_stderr_end();
+	assert_null(strstr(err, "Kq8"));
+	assert_non_null(strstr(err, "uuu***uuu"));
+	unsetenv("PAM_WRAPPER_DEBUGLEVEL");
+	free(err);
+	free(user);
+	free(svc);
+	free(passdb);
+}
+
 struct thr {
 	int ok;
 };
@@ -880,6 +916,7 @@ int main(void)
 		T(test_module_name_resolution),
 		T(test_syslog_lines),
 		T(test_password_never_logged),
+		T(test_password_masked_before_cut),
 		T(test_threads),
 		T(test_threads_unknown_and_known),
 		T(test_no_process_started),

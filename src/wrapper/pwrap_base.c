@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Where runtime directories may be made (the bases), and which of them are
+ * trusted.  The bases, in order: $TMPDIR, /dev/shm (Linux), /tmp.  $TMPDIR
+ * is resolved first (realpath), so that no symbolic link on its way is
+ * followed again later (a link another user owns could be pointed
+ * elsewhere between two uses); it must be absolute and, resolved, free of
+ * blanks (our paths become tokens of service-file lines).
+ *
+ * Trusted: a directory owned by the process's real file-system uid or by
+ * root, and writable by nobody else (its group or others) unless it is
+ * sticky.  Only then can no other user rename or replace what we make in
+ * it, which is what lets a path stand for what we made.  The uid is the
+ * owner of what the process creates: pwrap_rundir.c learns it from the
+ * directory it makes there (getuid() lies under uid_wrapper), so a base
+ * that is neither root's nor obviously unsafe is decided in two steps.
+ * The directories above a base are not checked: a sandbox's / may belong
+ * to an unmapped uid, and the system's /tmp and /dev/shm and a user's own
+ * TMPDIR sit below root's directories.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "pwrap_private.h"
+
+/* Paths end up as tokens of service-file lines: no blanks allowed. */
+static bool path_usable(const char *p)
+{
+	return p != NULL && p[0] == '/' && strpbrk(p, " \t\n#") == NULL;
+}
+
+size_t pwrap_bases(struct pwrap_base out[PWRAP_MAX_BASES], char **resolved)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	size_t n = 0;
+
+	*resolved = NULL;
+	if (tmpdir != NULL && tmpdir[0] == '/') {
+		*resolved = realpath(tmpdir, NULL);
+		if (path_usable(*resolved)) {
+			out[n++] = (struct pwrap_base){ *resolved, "TMPDIR ",
+							PWRAP_BASE_TMPDIR };
+		} else {
+			PWRAP_LOG(PWRAP_LOG_DEBUG, "TMPDIR=%s: %s; not used",
+				  tmpdir, *resolved == NULL ? strerror(errno)
+				  : "its real path has a blank");
+		}
+	} else if (tmpdir != NULL && tmpdir[0] != '\0') {
+		PWRAP_LOG(PWRAP_LOG_DEBUG, "TMPDIR=%s is not an absolute path; "
+			  "not used", tmpdir);
+	}
+#ifdef __linux__
+	out[n++] = (struct pwrap_base){ "/dev/shm", "", PWRAP_BASE_SHM };
+#endif
+	out[n++] = (struct pwrap_base){ "/tmp", "", PWRAP_BASE_TMP };
+	return n;
+}
+
+bool pwrap_base_distrust(const struct stat *st, uid_t uid, char *why,
+			 size_t n)
+{
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+	    (st->st_mode & S_ISVTX) == 0) {
+		snprintf(why, n, "writable by %s and not sticky",
+			 (st->st_mode & S_IWOTH) != 0 ? "everyone"
+						      : "its group");
+		return true;
+	}
+	if (uid != (uid_t)-1 && st->st_uid != 0 && st->st_uid != uid) {
+		snprintf(why, n, "owned by uid %lu, not by this process's "
+			 "user (uid %lu) or root", (unsigned long)st->st_uid,
+			 (unsigned long)uid);
+		return true;
+	}
+	return false;
+}

@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Trust (issue 23, the preload library's part): a wrapped test runs on the
+ * files it named or fails, whatever the environment around it does.  Each
+ * test spawns tests/hardening/trust_client, wrapped, with a private TMPDIR
+ * and names the threat it is the regression test of (tests/hardening/
+ * README.md lists them with what we promise):
+ *
+ *   tmpdir_other_owner     a TMPDIR owned by another user (sudo -E) is not
+ *                          used: said once, nothing made there (root)
+ *   tmpdir_writable        a TMPDIR writable by others and not sticky is
+ *                          not used; a sticky one is
+ *   tmpdir_symlink         TMPDIR is resolved once: a link is not followed
+ *                          again later
+ *   runtime_dir_renamed    the runtime directory renamed and replaced
+ *                          between two pam_start: libpam never reads the
+ *                          replacement
+ *   conf_replaced          the same for conf/ alone
+ *   (test_trust_full.c: a full TMPDIR, /dev/shm, /tmp)
+ *   syslog_masked_before_cut  a password across the old 2 KiB cut of a
+ *                          module's log line is masked all the same
+ *   daemon_leaves_nothing  daemon(3): no directory outlives the processes
+ *   not_enabled_said       preloaded with a service directory but
+ *                          PAM_WRAPPER not 1: one line per process
+ *   uid_drop               root drops to nobody (setuid) or switches for a
+ *                          while (seteuid): a new directory at once, no
+ *                          error, nothing left (root)
+ *
+ * Tests that need root say so and skip when run as another user.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "trust_util.h"
+
+#define SERVICE TRUST_SERVICE
+#define PW TRUST_PW
+#define NOBODY 65534
+#define PERMIT \
+	"auth sufficient pam_permit.so\naccount sufficient pam_permit.so\n"
+
+/* A client stopped at its "wait" step: *out holds what it printed up to
+ * there (stdout and stderr), gate releases it. */
+struct paused {
+	pid_t pid;
+	FILE *o;
+	int gate;
+	char *out;
+};
+
+static void pause_start(struct paused *p, char **env, const char *const *steps)
+{
+	char **argv = trust_argv("alice", steps);
+	int g[2], fd;
+	size_t cap = 0, len = 0;
+	char *line = NULL;
+
+	assert_int_equal(pipe2(g, O_CLOEXEC), 0);
+	p->pid = tu_spawn(argv, env, &fd, NULL, g[0], TU_SPAWN_MERGE);
+	close(g[0]);
+	p->gate = g[1];
+	p->o = fdopen(fd, "r");
+	assert_non_null(p->o);
+	p->out = strdup("");
+	while (getline(&line, &cap, p->o) > 0) {
+		len = strlen(p->out);
+		p->out = realloc(p->out, len + strlen(line) + 1);
+		strcpy(p->out + len, line);
+		if (strcmp(line, "wait\n") == 0) {
+			break;
+		}
+	}
+	free(line);
+	free(argv);
+	assert_non_null(strstr(p->out, "wait\n"));
+}
+
+/* Releases the client; appends the rest of its output; its exit code. */
+static int pause_finish(struct paused *p)
+{
+	char buf[4096];
+	size_t n, len;
+	int st;
+
+	assert_int_equal(write(p->gate, "x", 1), 1);
+	close(p->gate);
+	while ((n = fread(buf, 1, sizeof(buf), p->o)) > 0) {
+		len = strlen(p->out);
+		p->out = realloc(p->out, len + n + 1);
+		memcpy(p->out + len, buf, n);
+		p->out[len + n] = '\0';
+	}
+	fclose(p->o);
+	st = tu_wait(p->pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* ---- the base directory -------------------------------------------------- */
+
+/*
+ * With TMPDIR's mode (and owner) as given, the client runs: it must end
+ * well, and when `trusted` its runtime directory is below TMPDIR, else
+ * nowhere in it (checked while the client lives) with one PWRAP_WARN
+ * naming `why`.
+ */
+static void check_tmpdir(struct trust_ctx *c, bool trusted, const char *why)
+{
+	static const char *const steps[] = { "dir", "wait", "txn:" PW, NULL };
+	struct paused p;
+	char *dir;
+
+	pause_start(&p, c->f.env, steps);
+	dir = trust_nth_dir(p.out, 0);
+	if (trusted) {
+		assert_true(trust_under(dir, c->f.tmp));
+		assert_int_equal(trust_count(p.out, "PWRAP_WARN"), 0);
+	} else {
+		assert_false(trust_under(dir, c->f.tmp));
+		assert_int_equal(tu_count_entries(c->f.tmp, true), 0);
+		assert_int_equal(trust_count(p.out, "PWRAP_WARN"), 1);
+		assert_non_null(strstr(p.out, "not using TMPDIR"));
+		assert_non_null(strstr(p.out, why));
+	}
+	assert_int_equal(pause_finish(&p), 0);
+	assert_non_null(strstr(p.out, "txn: 0\n"));
+	assert_null(strstr(p.out, "PWRAP_ERROR"));
+	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	free(dir);
+	free(p.out);
+}
+
+/* sudo -E keeps a user's TMPDIR for a test run as root: that user could
+ * rename or swap what root's process makes there. */
+static void test_tmpdir_other_owner(void **state)
+{
+	struct trust_ctx *c = *state;
+
+	if (!trust_need_root("a TMPDIR owned by another user is made with "
+			     "chown")) {
+		skip();
+	}
+	assert_int_equal(chown(c->f.tmp, NOBODY, NOBODY), 0);
+	assert_int_equal(chmod(c->f.tmp, 0755), 0);
+	check_tmpdir(c, false, "owned by uid 65534");
+	/* root's own, and root's sticky one, are trusted */
+	assert_int_equal(chown(c->f.tmp, 0, 0), 0);
+	check_tmpdir(c, true, NULL);
+	assert_int_equal(chmod(c->f.tmp, 01777), 0);
+	check_tmpdir(c, true, NULL);
+}
+
+static void test_tmpdir_writable(void **state)
+{
+	struct trust_ctx *c = *state;
+
+	assert_int_equal(chmod(c->f.tmp, 0777), 0);
+	check_tmpdir(c, false, "writable by everyone and not sticky");
+	assert_int_equal(chmod(c->f.tmp, 0770), 0);
+	check_tmpdir(c, false, "writable by its group and not sticky");
+	assert_int_equal(chmod(c->f.tmp, 01777), 0);
+	check_tmpdir(c, true, NULL);
+	assert_int_equal(chmod(c->f.tmp, 0700), 0);
+	check_tmpdir(c, true, NULL);
+}
+
+/* A TMPDIR through a symbolic link: the link is followed once, and the
+ * runtime directory named by the real path (a link another user owns
+ * could point elsewhere later). */
+static void test_tmpdir_symlink(void **state)
+{
+	static const char *const steps[] = { "dir", "txn:" PW, NULL };
+	struct trust_ctx *c = *state;
+	char *link = tu_path(c->f.top, "tmplink");
+	char *real = realpath(c->f.tmp, NULL);
+	char **env = tu_env_wrapped(link, c->f.svc, "1", NULL);
+	char *out, *dir;
+
+	assert_int_equal(symlink(c->f.tmp, link), 0);
+	assert_int_equal(trust_run(env, "alice", steps, &out), 0);
+	dir = trust_nth_dir(out, 0);
+	assert_true(trust_under(dir, real));
+	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	free(dir);
+	free(out);
+	tu_env_free(env);
+	free(real);
+	free(link);
+}
+
+/* ---- the runtime directory under a live process -------------------------- */
+
+/* A tree that would let anyone in, at dir/services and dir/conf. */
+static void fake_tree(const char *dir)
+{
+	char *s, *cf;
+
+	assert_int_equal(mkdir(dir, 0700), 0);
+	s = tu_subdir(dir, "services");
+	cf = tu_subdir(dir, "conf");
+	tu_write_text(s, SERVICE, PERMIT);
+	tu_write_text(cf, SERVICE, PERMIT);
+	free(s);
+	free(cf);
+}
+
+/*
+ * Between two transactions, `what` (the runtime directory's top or its
+ * conf/) is renamed and a permissive tree put at its path.  The second
+ * transaction, with a wrong password, must fail: the wrapper notices, says
+ * so, and makes a new directory from the service directory.
+ */
+static void swap_between(struct trust_ctx *c, bool whole)
+{
+	static const char *const steps[] = {
+		"txn:" PW, "dir", "wait", "txn:wrong", "dir", NULL
+	};
+	struct paused p;
+	char *svc, *top, *victim, *moved;
+
+	pause_start(&p, c->f.env, steps);
+	assert_non_null(strstr(p.out, "txn: 0\n"));
+	svc = trust_nth_dir(p.out, 0);
+	top = strndup(svc, (size_t)(strrchr(svc, '/') - svc));
+	victim = whole ? strdup(top) : tu_path(top, "conf");
+	assert_true(asprintf(&moved, "%s.moved", victim) > 0);
+	assert_int_equal(rename(victim, moved), 0);
+	if (whole) {
+		fake_tree(victim);
+	} else {
+		assert_int_equal(mkdir(victim, 0755), 0);
+		tu_write_text(victim, SERVICE, PERMIT);
+	}
+	assert_int_equal(pause_finish(&p), 1);
+	/* PAM_AUTH_ERR, not the permissive stack */
+	assert_non_null(strstr(p.out, "txn: 7\n"));
+	assert_non_null(strstr(p.out, "renamed or replaced"));
+	free(svc);
+	svc = trust_nth_dir(p.out, 1);
+	assert_false(trust_under(svc, top));
+	/* what the test made or moved is the test's to remove; the client
+	 * removed its new directory */
+	tu_rmtree(whole ? moved : top);
+	tu_rmtree(victim);
+	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	free(moved);
+	free(victim);
+	free(top);
+	free(svc);
+	free(p.out);
+}
+
+static void test_runtime_dir_renamed(void **state)
+{
+	swap_between(*state, true);
+}
+
+static void test_conf_replaced(void **state)
+{
+	swap_between(*state, false);
+}
+
+/* ---- what a process does ------------------------------------------------- */
+
+/* pam_matrix logs "<passdb>: unknown user <user>"; the user name holds the
+ * password so that it crosses the 2047th byte of the message, then again
+ * and again past the end of a log line. */
+static void test_syslog_masked_before_cut(void **state)
+{
+	static const char *const steps[] = { "txn:" PW, NULL };
+	struct trust_ctx *c = *state;
+	const char *const extra[] = { "PAM_WRAPPER_DEBUGLEVEL=2", NULL };
+	char **env = tu_env_wrapped(c->f.tmp, c->f.svc, "1", extra);
+	size_t prefix = strlen(c->f.passdb) + strlen(": unknown user ");
+	size_t pad = 2047 - 4 - prefix;
+	char *user = malloc(pad + 400 * 17 + 1);
+	char *out;
+	size_t len;
+
+	assert_true(prefix < 2000);
+	memset(user, 'u', pad);
+	len = pad;
+	for (int i = 0; i < 400; i++) {
+		memcpy(user + len, PW "uuuuuuu", 17);
+		len += 17;
+	}
+	user[len] = '\0';
+	assert_int_equal(trust_run(env, user, steps, &out), 1);
+	/* not a piece of it: "Qx7Z" is how the old cut showed it */
+	assert_null(strstr(out, "Qx7"));
+	assert_non_null(strstr(out, "unknown user uuu"));
+	assert_non_null(strstr(out, "uuu***uuu"));
+	free(out);
+	free(user);
+	tu_env_free(env);
+}
+
+/* daemon(3): the parent ends with _exit, the child goes on with PAM and
+ * exits normally; nothing may be left. */
+static void test_daemon_leaves_nothing(void **state)
+{
+	static const char *const steps[] = { "daemon", "txn:" PW, NULL };
+	struct trust_ctx *c = *state;
+	char **argv = trust_argv("alice", steps);
+	char *out;
+	int fd;
+	pid_t pid = tu_spawn(argv, c->f.env, &fd, NULL, -1, TU_SPAWN_MERGE);
+
+	assert_int_equal(tu_wait_bounded(pid, 30), 0);
+	/* the daemon's end: it held the pipe */
+	out = tu_slurp(fd, NULL);
+	assert_non_null(strstr(out, "txn: 0\n"));
+	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	free(out);
+	free(argv);
+}
+
+/* Preloaded, PAM_WRAPPER_SERVICE_DIR set, PAM_WRAPPER not 1: the test
+ * would silently run on the system's configuration.  One line per process
+ * that uses PAM; none when enabled, without a service directory, or in a
+ * process that does not use PAM. */
+static void test_not_enabled_said(void **state)
+{
+	static const char *const twice[] = { "start", "start", NULL };
+	static const char *const no_pam[] = { "dir", NULL };
+	static const char *const what = "(not '1'): not wrapped";
+	struct trust_ctx *c = *state;
+	char **env;
+	char *out;
+
+	env = tu_env_wrapped(c->f.tmp, c->f.svc, NULL, NULL);
+	(void)trust_run(env, "alice", twice, &out);
+	assert_int_equal(trust_count(out, what), 1);
+	assert_non_null(strstr(out, "PAM_WRAPPER is unset"));
+	assert_non_null(strstr(out, "PWRAP_WARN"));
+	free(out);
+	(void)trust_run(env, "alice", no_pam, &out);
+	assert_int_equal(trust_count(out, what), 0);
+	free(out);
+	tu_env_free(env);
+
+	env = tu_env_wrapped(c->f.tmp, c->f.svc, "0", NULL);
+	(void)trust_run(env, "alice", twice, &out);
+	assert_int_equal(trust_count(out, what), 1);
+	assert_non_null(strstr(out, "PAM_WRAPPER is '0'"));
+	free(out);
+	tu_env_free(env);
+
+	env = tu_env_wrapped(c->f.tmp, NULL, NULL, NULL);
+	(void)trust_run(env, "alice", twice, &out);
+	assert_int_equal(trust_count(out, what), 0);
+	free(out);
+	tu_env_free(env);
+
+	(void)trust_run(c->f.env, "alice", twice, &out);
+	assert_int_equal(trust_count(out, what), 0);
+	free(out);
+	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+}
+
+/* Root makes its runtime directory, then drops to nobody for good, or
+ * only for a while: every transaction works, no error, nothing left. */
+static void test_uid_drop(void **state)
+{
+	static const char *const drop[] = {
+		"txn:" PW, "dir", "setuid:65534", "dir", "txn:" PW, "dir", NULL
+	};
+	static const char *const temporary[] = {
+		"txn:" PW, "seteuid:65534", "txn:" PW, "seteuid:0",
+		"txn:" PW, NULL
+	};
+	struct trust_ctx *c = *state;
+	char *out, *d0, *d1;
+
+	if (!trust_need_root("switching from root to nobody")) {
+		skip();
+	}
+	/* a TMPDIR both may use, as /tmp */
+	assert_int_equal(chmod(c->f.tmp, 01777), 0);
+	assert_int_equal(trust_run(c->f.env, "alice", drop, &out), 0);
+	assert_int_equal(trust_count(out, "txn: 0\n"), 2);
+	assert_null(strstr(out, "PWRAP_ERROR"));
+	/* a new directory right at the switch (the environment never names
+	 * one that is gone), used by the next transaction */
+	d0 = trust_nth_dir(out, 0);
+	d1 = trust_nth_dir(out, 1);
+	assert_string_not_equal(d0, d1);
+	free(d0);
+	d0 = trust_nth_dir(out, 2);
+	assert_string_equal(d0, d1);
+	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	free(d0);
+	free(d1);
+	free(out);
+
+	assert_int_equal(trust_run(c->f.env, "alice", temporary, &out), 0);
+	assert_int_equal(trust_count(out, "txn: 0\n"), 3);
+	assert_null(strstr(out, "PWRAP_ERROR"));
+	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	free(out);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, trust_setup, trust_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_tmpdir_other_owner),
+		T(test_tmpdir_writable),
+		T(test_tmpdir_symlink),
+		T(test_runtime_dir_renamed),
+		T(test_conf_replaced),
+		T(test_syslog_masked_before_cut),
+		T(test_daemon_leaves_nothing),
+		T(test_not_enabled_said),
+		T(test_uid_drop),
+	};
+
+	tu_alarm(280, "test_trust: a test hangs");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What test_trust and test_trust_full share: the fixture (hard_util's, with
+ * service "trust", user alice, password TRUST_PW, everything readable by
+ * nobody), and running tests/hardening/trust_client (see its top comment
+ * for the steps) and reading what it printed.  Like testutil, these fail
+ * the running cmocka test on any error; strings returned are malloc'd and
+ * the caller's.
+ */
+#ifndef TRUST_UTIL_H
+#define TRUST_UTIL_H
+
+#include <stdbool.h>
+
+#include "hard_util.h"
+
+#define TRUST_SERVICE "trust"
+#define TRUST_PW "Qx7Zp9WmK3"
+
+struct trust_ctx {
+	struct hu_fixture f;
+};
+/* cmocka setup and teardown: *state is a struct trust_ctx. */
+int trust_setup(void **state);
+int trust_teardown(void **state);
+
+/* True as root; else prints "SKIPPED: needs root: WHY" (the caller then
+ * skips). */
+bool trust_need_root(const char *why);
+
+/* argv for trust_client as USER with STEPS (NULL-terminated); free() the
+ * array only. */
+char **trust_argv(const char *user, const char *const *steps);
+/* Runs the client to its end; stdout and stderr together in *OUT.  Its
+ * exit code (-1: killed). */
+int trust_run(char **env, const char *user, const char *const *steps,
+	      char **out);
+/* The value of the NTH (0-based) "dir: " line of OUT. */
+char *trust_nth_dir(const char *out, int nth);
+/* How many times NEEDLE occurs in HAY. */
+int trust_count(const char *hay, const char *needle);
+/* Whether PATH is below DIR. */
+bool trust_under(const char *path, const char *dir);
+
+#endif
