@@ -146,7 +146,10 @@ def main():
           package_dir={"pytest_pam_wrapper": "src/python/pytest_pam_wrapper"},
           include_package_data=False,
           cmdclass={"build_ext": BuildExt, "build_py": BuildPy},
+          # Always compiled again: which libpamtest is linked is not in
+          # the sources' timestamps that setuptools compares.
           options={"build": {"build_base": BUILD_BASE},
+                   "build_ext": {"force": True},
                    "egg_info": {"egg_base": BUILD_BASE}})
 
 
