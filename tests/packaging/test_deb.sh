@@ -52,6 +52,7 @@ apt_opts=(-y -q --no-install-recommends -o DPkg::Lock::Timeout=300)
 export DEBIAN_FRONTEND=noninteractive
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/pwrap-deb.XXXXXX")
+trap 'rm -rf "$work"' EXIT   # (restore() below, once it may change packages)
 chmod 755 "$work"
 mkdir "$work/restore" "$work/build"
 
