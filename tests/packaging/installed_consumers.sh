@@ -10,7 +10,9 @@
 #   - a program built with `pkg-config --cflags --libs libpamtest`;
 #   - import pypamtest, a transaction under LD_PRELOAD=libpam_wrapper.so;
 #   - the pytest plugin through its entry point: no -p, no pytest_plugins,
-#     no LD_PRELOAD, no PAM_WRAPPER_LIB;
+#     no LD_PRELOAD, no PAM_WRAPPER_LIB; the same with pypamtest installed
+#     by pip from this tree into a virtualenv (the plugin then finds the
+#     installed library through pkg-config);
 #   - the launcher and the scenario runner, with an installed example;
 #   - compatibility with Debian's 1.1.4 packages: a program built against
 #     them (SONAME libpamtest.so.SOVERSION) and Debian's own pypamtest
@@ -121,6 +123,27 @@ grep -q "plugins: .*pypamtest-" <<< "$out" || fail "pytest did not load the plug
 grep -q "2 passed" <<< "$out" || fail "pytest: not 2 passed"
 grep -q "LD_PRELOAD=$libdir/libpam_wrapper.so" <<< "$out" \
   || fail "the plugin did not preload the installed library"
+
+echo "-- pip: pypamtest from this tree in a virtualenv, nothing else set up"
+# The pip-built module has libpamtest built in: the plugin finds the
+# installed libpam_wrapper.so through pkg-config alone.
+mkdir tree
+tar -C "$src" --exclude='./build*' --exclude=./.git --exclude='./obj-*' -cf - . | tar -C tree -xf -
+"$python" -m venv --system-site-packages venv
+(cd tree && PIP_CONFIG_FILE=/dev/null PIP_NO_CACHE_DIR=1 ../venv/bin/pip install \
+   --no-build-isolation --no-index .) > pip.log 2>&1 || { cat pip.log; fail "pip install"; }
+case $(venv/bin/python -c 'import pypamtest; print(pypamtest.__file__)') in
+  "$work"/venv/*) ;;
+  *) fail "the virtualenv imports another pypamtest than pip's" ;;
+esac
+out=$(cd pytest-project && ../venv/bin/python -m pytest -p no:cacheprovider -v 2>&1) \
+  || { echo "$out"; fail "pytest with the pip-installed plugin"; }
+echo "$out"
+grep -q "2 passed" <<< "$out" || fail "pytest (pip): not 2 passed"
+grep -q "rootdir: .*pytest-project" <<< "$out" && grep -q "venv/bin/python" <<< "$out" \
+  || fail "pytest (pip) did not run in the virtualenv"
+grep -q "pam_wrapper: $libdir/libpam_wrapper.so" <<< "$out" \
+  || fail "the pip-installed plugin did not find the installed library"
 
 echo "-- tools: pam_wrapper and pamtest"
 pam_wrapper --version
