@@ -13,10 +13,14 @@
 include(CMakePackageConfigHelpers)
 
 set(_cfgdir "${CMAKE_BINARY_DIR}/cmake-package")
+# Upstream's rule: any older requested version is accepted
+# (find_package(pam_wrapper 0.9) finds 1.2), as suites written for
+# upstream's packages ask; SameMajorVersion refused them, and with
+# Debian's 1.1.4 also installed CMake silently took that one instead.
 write_basic_package_version_file(${_cfgdir}/pam_wrapper-config-version.cmake
-                                 COMPATIBILITY SameMajorVersion)
+                                 COMPATIBILITY AnyNewerVersion)
 write_basic_package_version_file(${_cfgdir}/pamtest-config-version.cmake
-                                 COMPATIBILITY SameMajorVersion)
+                                 COMPATIBILITY AnyNewerVersion)
 
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/pam_wrapper-config.cmake.in
   ${_cfgdir}/pam_wrapper-config.cmake

@@ -31,6 +31,25 @@ run_suite() {  # dir, extra cmake args...
   (cd "$dir" && ctest --output-on-failure -j"$jobs" ${PWRAP_CTEST_ARGS:-})
 }
 
+# Last and alone: the Debian packages built from this tree, installed over
+# Debian's, used and purged (tests/packaging/test_deb.sh).  It changes the
+# system's packages and puts them back, so it never runs next to other
+# tests; Debian's .debs are fetched first, which it needs to put them back.
+run_system_package_tests() {  # build dir
+  local debs rc=0
+  debs=$(mktemp -d /tmp/pwrap-debian-debs.XXXXXX)
+  chmod 755 "$debs"
+  if [ "$(id -u)" = 0 ] && ! (cd "$debs" && apt-get download -q libpam-wrapper \
+        libpamtest0 libpamtest0-dev python3-pypamtest) > "$debs/download.log" 2>&1; then
+    echo "test.sh: apt-get download of Debian's pam-wrapper packages failed:"
+    cat "$debs/download.log"
+  fi
+  (cd "$1" && PWRAP_PACKAGE_INSTALL_TEST=1 PWRAP_DEBIAN_DEBS=$debs \
+     ctest -V -L system-packages) || rc=$?
+  rm -rf "$debs"
+  return "$rc"
+}
+
 echo "== normal build =="
 run_suite "$build"
 if [ -z "${PWRAP_QUICK:-}" ]; then
@@ -56,5 +75,7 @@ if [ -z "${PWRAP_QUICK:-}" ]; then
   "$src/scripts/valgrind.sh" "$build"
   echo "== valgrind run of the C tests, forced legacy build (fopen interposed) =="
   "$src/scripts/valgrind.sh" "$build-legacy"
+  echo "== Debian packages over Debian's (alone: changes the system's packages) =="
+  run_system_package_tests "$build"
 fi
 echo "test.sh: all suites passed"

@@ -10,7 +10,9 @@
 #     include directory listed once, and, after P is moved elsewhere, a
 #     consumer project (consumer/) configures with find_package(pamtest)
 #     and find_package(pam_wrapper), links misc_conv through
-#     pamtest::pamtest and runs a transaction with the moved wrapper.
+#     pamtest::pamtest and runs a transaction with the moved wrapper;
+#   - find_package() with older versions (0.9, as upstream's users ask)
+#     finds the moved packages, newer ones do not.
 # Usage: test_install.sh BUILD_DIR
 # Environment (tests/install/CMakeLists.txt): PWRAP_CMAKE, PWRAP_CC,
 #   PWRAP_PYTHON, PWRAP_PY_DIR (as configured: relative to the prefix or
@@ -126,4 +128,8 @@ run_consumer() {  # password, expected exit status
 run_consumer builder 0
 grep -q "consumer: Success" <<<"$out" || fail "consumer did not succeed"
 run_consumer wrong 1
+
+# --- upstream's version rule: older requests find ours, not another copy ---
+bash "$PWRAP_SOURCE_DIR/tests/packaging/check_find_versions.sh" "$cmake" \
+  "$work/find-versions" "$moved" "$moved" || fail "find_package() version requests"
 echo "install test passed"

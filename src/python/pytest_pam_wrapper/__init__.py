@@ -29,7 +29,9 @@ environment (xdist workers then inherit both):
 
 The library is $PAM_WRAPPER_LIB, else libpam_wrapper.so in the directory
 of the libpamtest that pypamtest loads (the build tree's lib/, or the
-installed libdir).  Only the pytest main program re-executes: never an xdist
+installed libdir), else the one the installed C package names
+(`pkg-config --libs pam_wrapper`: a pip-installed pypamtest has libpamtest
+built in).  Only the pytest main program re-executes: never an xdist
 worker, never pytest.main() called with other arguments than the process
 got (pytester's in-process runs); there the fixture fails and says how to
 load the wrapper.  The environment variable _PYTEST_PAM_WRAPPER_REEXEC
@@ -43,6 +45,7 @@ import os
 import re
 import shutil
 import stat
+import subprocess
 import sys
 import types
 
@@ -87,11 +90,47 @@ def _mapped(name_re):
     return found
 
 
+#: The oldest pam_wrapper whose library the plugin takes from pkg-config:
+#: the first of this implementation (upstream's 1.1.x wrapper does not
+#: resolve the bare "pam_matrix.so" of the fixture's default service).
+MIN_PKG_CONFIG_VERSION = "1.2"
+
+
+def _pkg_config(*args):
+    """pkg-config's output for pam_wrapper, or None when it fails."""
+    try:
+        r = subprocess.run(["pkg-config"] + list(args) + ["pam_wrapper"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           universal_newlines=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return r.stdout if r.returncode == 0 else None
+
+
+def _pkg_config_wrapper():
+    """(library, None) from `pkg-config --libs pam_wrapper`, or (None, why)."""
+    libs = _pkg_config("--libs")
+    if libs is None:
+        return None, "`pkg-config --libs pam_wrapper` names none"
+    if _pkg_config("--atleast-version=" + MIN_PKG_CONFIG_VERSION) is None:
+        return None, ("`pkg-config pam_wrapper` finds version %s, older "
+                      "than %s (upstream's, whose wrapper this plugin cannot "
+                      "use)" % ((_pkg_config("--modversion") or "?").strip(),
+                                MIN_PKG_CONFIG_VERSION))
+    for word in libs.split():
+        if os.path.basename(word).startswith("libpam_wrapper.so") \
+                and os.path.isabs(word) and os.path.exists(word):
+            return word, None
+    return None, ("`pkg-config --libs pam_wrapper` names no existing "
+                  "libpam_wrapper.so: %s" % libs.strip())
+
+
 def find_wrapper_library():
     """The libpam_wrapper.so to preload, or None.
 
     $PAM_WRAPPER_LIB when set; else the one next to the libpamtest that
-    pypamtest loads (pypamtest finds the libpamtest installed with it).
+    pypamtest loads (pypamtest finds the libpamtest installed with it);
+    else the one of the installed C package (pkg-config pam_wrapper).
     """
     lib = os.environ.get(LIB_ENV)
     if lib:
@@ -99,14 +138,14 @@ def find_wrapper_library():
     try:
         import pypamtest  # noqa: F401  (maps libpamtest into the process)
     except ImportError:
-        return None
+        pass
     for path in _mapped(r"libpamtest\.so"):
         libdir = os.path.dirname(path)
         for name in ("libpam_wrapper.so", "libpam_wrapper.so.0"):
             cand = os.path.join(libdir, name)
             if os.path.exists(cand):
                 return cand
-    return None
+    return _pkg_config_wrapper()[0]
 
 
 def _reexec_argv():
@@ -159,10 +198,13 @@ def _reexec(config, late):
     if lib is None or not os.path.exists(lib):
         raise pytest.UsageError(
             "pytest_pam_wrapper: libpam_wrapper.so is not loaded and %s; "
+            "install pam_wrapper's C package (Debian: libpam-wrapper), or "
             "set %s=/path/to/libpam_wrapper.so, or run pytest with "
             "LD_PRELOAD=/path/to/libpam_wrapper.so PAM_WRAPPER=1"
             % ("%s=%s does not exist" % (LIB_ENV, lib) if lib else
-               "was not found next to pypamtest's libpamtest", LIB_ENV))
+               "no such library was found (%s is not set, none is next to "
+               "pypamtest's libpamtest, and %s)"
+               % (LIB_ENV, _pkg_config_wrapper()[1]), LIB_ENV))
     env = dict(os.environ)
     preload = [p for p in re.split(r"[: ]", env.get("LD_PRELOAD", "")) if p]
     # After what is there: sanitizer runtimes must stay first.

@@ -49,8 +49,15 @@ def installed_env(prefix, monkeypatch):
 
 def test_dist_info_is_installed(prefix, installed_env):
     infos = [n for n in os.listdir(installed_env) if n.endswith(".dist-info")
-             and n.startswith("pytest_pam_wrapper-")]
+             and n.startswith("pypamtest-")]
     assert len(infos) == 1, os.listdir(installed_env)
+    with open(os.path.join(installed_env, infos[0], "RECORD")) as f:
+        listed = sorted(line.split(",")[0] for line in f)
+    assert listed == sorted(
+        [n for n in os.listdir(installed_env) if n.startswith("pypamtest.")]
+        + ["pytest_pam_wrapper/__init__.py", "pytest_pam_wrapper/autoload.py"]
+        + [infos[0] + "/" + n
+           for n in os.listdir(os.path.join(installed_env, infos[0]))])
     with open(os.path.join(installed_env, infos[0], "entry_points.txt")) as f:
         assert f.read().split() == ["[pytest11]", "pam_wrapper", "=",
                                     "pytest_pam_wrapper.autoload"]
@@ -81,7 +88,7 @@ def test_found_by_its_entry_point(pytester, prefix, installed_env):
     out = r.stdout.str() + r.stderr.str()
     assert r.ret == 0, out
     r.assert_outcomes(passed=1)
-    assert "plugins: pam-wrapper-" in out
+    assert "plugins: pypamtest-" in out
     # Loaded only by its entry point: re-run after collection.
     assert "running pytest again with LD_PRELOAD=%s/" % prefix in out
 
