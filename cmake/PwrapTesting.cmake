@@ -19,6 +19,8 @@
 #   PYTHONPATH          our built pypamtest first
 #   TMPDIR              a directory every test user may write to
 # Tests must not set LD_PRELOAD globally; they preload only the process they wrap.
+# LABELS once: the test does not depend on the build around it (it builds
+# what it needs itself): scripts/test.sh runs it in the normal build only.
 
 execute_process(COMMAND id -u OUTPUT_VARIABLE PWRAP_CONFIGURE_UID
                 OUTPUT_STRIP_TRAILING_WHITESPACE)
