@@ -56,7 +56,7 @@ def reason_of(lines):
     for line in reversed(lines):
         line = line.strip()
         if line and not line.startswith("["):
-            return re.sub(r"^(#\s*)?(skipped|skip|SKIP)\s*[:-]?\s*", "", line) or line
+            return re.sub(r"^(#\s*)?(skipped|skip|SKIP)\s*:\s*", "", line) or line
     return "(no reason printed)"
 
 
@@ -179,8 +179,8 @@ def main():
         for line in read(os.path.join(res, "phases")).splitlines():
             if line.strip():
                 phases.append(line.split("\t"))
-    head = "%-34s %-8s %-19s %-19s %-19s" % ("phase", "result", "ctest tests",
-                                             "cmocka cases", "pytest cases")
+    head = "%-34s %-8s" % ("phase", "result") + "".join(
+        "   %-18s" % k for k in ("ctest tests", "cmocka cases", "pytest cases"))
     sub = "%-34s %-8s" % ("", "") + " %5s %5s %5s   " % ("pass", "fail", "skip") * 3
     print("== summary (tests passed / failed / skipped per phase) ==")
     print(head)

@@ -63,7 +63,11 @@ build_tree() {  # dir, extra cmake args...: configure (tests on, -Werror) and bu
   local dir=$1; shift
   rm -f "$dir/.test-sh-built"
   cmake -S "$src" -B "$dir" -DPython3_EXECUTABLE=/usr/bin/python3 \
-        -DBUILD_TESTING=ON -DPWRAP_WERROR=ON "$@" >/dev/null
+        -DBUILD_TESTING=ON -DPWRAP_WERROR=ON "$@" > "$results/configure.log"
+  # what was built with, for the summary: compiler, and the PAM CMake found
+  note "$(sed -n 's/^set(CMAKE_C_COMPILER_\(ID\|VERSION\) "\(.*\)")$/\2/p' \
+           "$dir"/CMakeFiles/*/CMakeCCompiler.cmake | head -n2 | paste -sd' ') -Werror;" \
+       "$(sed -n 's/^-- PAM: //p' "$results/configure.log" | tail -n1)"
   cmake --build "$dir" -j"$jobs"
   touch "$dir/.test-sh-built"
 }
@@ -131,7 +135,7 @@ phase_clang() {
   command -v clang >/dev/null ||
     not_run "clang is not installed (scripts/install-deps.sh installs it)"
   build_tree "$build-clang" -DCMAKE_C_COMPILER=clang -DPWRAP_FUZZ=ON
-  note "clang $(clang -dumpversion) -Werror: everything built, fuzz targets too"
+  note "everything built with clang, the fuzz targets and pypamtest too"
   note "$once_only_note"
   run_ctest "$build-clang" "${once_only[@]}"
 }
