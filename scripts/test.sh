@@ -35,12 +35,14 @@ if [ "$(id -u)" = 0 ] && ! setpriv --reuid=nobody --regid=nogroup --clear-groups
   echo "test.sh: source tree not readable by nobody; building from a copy in $src"
 fi
 
-# The login environment as sudo (or a root login) sets it, whatever the
-# caller's shell had: the suite must pass that way (the .nobody twins get
-# nobody's own; tests/common/test_env.py checks it).
-USER=$(id -un)
+# The login environment (USER, LOGNAME, HOME) as sudo or a login sets it,
+# whatever the caller's shell had: the suite must pass that way (the .nobody
+# twins get nobody's own; tests/common/test_env.py checks it).
+USER=$(id -un 2>/dev/null || id -u)
 LOGNAME=$USER
-export USER LOGNAME
+home=$(getent passwd "$(id -u)" | cut -d: -f6 || true)
+HOME=${home:-${HOME:-/}}
+export USER LOGNAME HOME
 # pytest says why it skipped (the summary groups the reasons).
 export PYTEST_ADDOPTS="-rs ${PYTEST_ADDOPTS:-}"
 
@@ -158,5 +160,5 @@ if [ -z "${PWRAP_QUICK:-}" ]; then
   run_phase valgrind-legacy "valgrind, forced-legacy build" phase_valgrind "$build-legacy"
 fi
 echo
-echo "test.sh: run as $USER (USER=$USER LOGNAME=$LOGNAME, as sudo sets them)"
+echo "test.sh: run as $USER (USER=$USER LOGNAME=$LOGNAME HOME=$HOME, as sudo sets them)"
 /usr/bin/python3 "$src/scripts/test-summary.py" "$results"
