@@ -180,10 +180,10 @@ def main():
             if line.strip():
                 phases.append(line.split("\t"))
     head = "%-34s %-8s" % ("phase", "result") + "".join(
-        "   %-18s" % k for k in ("ctest tests", "cmocka cases", "pytest cases"))
+        "  %-19s" % k for k in ("ctest tests", "cmocka cases", "pytest cases"))
     sub = "%-34s %-8s" % ("", "") + " %5s %5s %5s   " % ("pass", "fail", "skip") * 3
     print("== summary (tests passed / failed / skipped per phase) ==")
-    print(head)
+    print(head.rstrip())
     print(sub.rstrip())
     details = []
     bad = []
