@@ -6,7 +6,8 @@
 #                  [NOBODY] [TIMEOUT s] [WORKING_DIRECTORY d])
 #
 # NOBODY adds a twin test "n.nobody" run through setpriv as nobody:nogroup when
-# CMake was configured as root.  Every test gets:
+# CMake was configured as root, with nobody's USER, LOGNAME and HOME (so its
+# pytest basetemp is $TMPDIR/pytest-of-nobody).  Every test gets:
 #   PWRAP_BUILD_DIR     top of the build tree
 #   PWRAP_SOURCE_DIR    top of the source tree
 #   PWRAP_LIB           path of the built libpam_wrapper.so
@@ -18,6 +19,8 @@
 #   PYTHONPATH          our built pypamtest first
 #   TMPDIR              a directory every test user may write to
 # Tests must not set LD_PRELOAD globally; they preload only the process they wrap.
+# LABELS once: the test does not depend on the build around it (it builds
+# what it needs itself): scripts/test.sh runs it in the normal build only.
 
 execute_process(COMMAND id -u OUTPUT_VARIABLE PWRAP_CONFIGURE_UID
                 OUTPUT_STRIP_TRAILING_WHITESPACE)
@@ -25,6 +28,17 @@ find_program(SETPRIV_EXECUTABLE setpriv)
 set(PWRAP_RUN_AS_NOBODY OFF)
 if(PWRAP_CONFIGURE_UID STREQUAL "0" AND SETPRIV_EXECUTABLE)
   set(PWRAP_RUN_AS_NOBODY ON)
+  # The twins' own login environment (setpriv keeps the caller's): with
+  # sudo's USER=root, pytest would pick root's basetemp
+  # ($TMPDIR/pytest-of-root) for nobody too, and whichever of the two runs
+  # made it first would lock the other out.
+  execute_process(COMMAND getent passwd nobody OUTPUT_VARIABLE _nb_pw
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(PWRAP_NOBODY_HOME /nonexistent)
+  if(_nb_pw MATCHES "^nobody:[^:]*:[^:]*:[^:]*:[^:]*:([^:]+):")
+    set(PWRAP_NOBODY_HOME "${CMAKE_MATCH_1}")
+  endif()
+  set(PWRAP_NOBODY_ENV USER=nobody LOGNAME=nobody "HOME=${PWRAP_NOBODY_HOME}")
 endif()
 
 set(PWRAP_LIB "${PWRAP_OUT_LIBDIR}/libpam_wrapper.so")
@@ -96,7 +110,7 @@ function(pwrap_add_test)
     set(_twin_labels ${T_LABELS})
     list(REMOVE_ITEM _twin_labels memcheck)
     set_tests_properties(${T_NAME}.nobody PROPERTIES
-                         ENVIRONMENT "${_env};HOME=/nonexistent;PWRAP_AS_NOBODY=1"
+                         ENVIRONMENT "${_env};${PWRAP_NOBODY_ENV};PWRAP_AS_NOBODY=1"
                          TIMEOUT ${T_TIMEOUT} LABELS "${_twin_labels};nobody")
   endif()
 endfunction()
@@ -119,5 +133,29 @@ function(pwrap_add_cmocka_test name)
                  ENVIRONMENT ${T_ENVIRONMENT} LABELS ${T_LABELS})
 endfunction()
 
-find_library(CMOCKA_LIBRARY NAMES cmocka)
-find_path(CMOCKA_INCLUDE_DIR cmocka.h)
+if(BUILD_TESTING)
+  # What the tests need, said in one line when missing.
+  if(Python3_EXECUTABLE)
+    set(PWRAP_TEST_PYTHON "${Python3_EXECUTABLE}")
+  elseif(EXISTS /usr/bin/python3)
+    set(PWRAP_TEST_PYTHON /usr/bin/python3)
+  else()
+    set(PWRAP_TEST_PYTHON python3)
+  endif()
+  find_library(CMOCKA_LIBRARY NAMES cmocka)
+  find_path(CMOCKA_INCLUDE_DIR cmocka.h)
+  set(_missing "")
+  if(NOT CMOCKA_LIBRARY OR NOT CMOCKA_INCLUDE_DIR)
+    list(APPEND _missing "cmocka (Debian: libcmocka-dev)")
+  endif()
+  execute_process(COMMAND "${PWRAP_TEST_PYTHON}" -c "import pytest"
+                  RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
+  if(NOT _rc EQUAL 0)
+    list(APPEND _missing "pytest for ${PWRAP_TEST_PYTHON} (Debian: python3-pytest)")
+  endif()
+  if(_missing)
+    string(REPLACE ";" ", " _missing "${_missing}")
+    message(FATAL_ERROR "The tests (BUILD_TESTING=ON) need ${_missing}; "
+                        "install it (scripts/install-deps.sh) or configure without -DBUILD_TESTING=ON")
+  endif()
+endif()

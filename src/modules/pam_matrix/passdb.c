@@ -127,8 +127,8 @@ static const char *const pm_why_text[PM_NWHY] = {
 	[PM_FEW] = "too few fields (expected user:password:service[:flags])",
 	[PM_MANY] = "too many fields (expected user:password:service[:flags])",
 	[PM_NOUSER] = "empty user name",
-	[PM_FLAG] = "unknown account flag (known: expired, must_change, "
-		    "locked)",
+	[PM_FLAG] =
+		"unknown account flag (known: expired, must_change, locked)",
 };
 
 static void pm_log_bad(pam_handle_t *pamh, const char *path,
