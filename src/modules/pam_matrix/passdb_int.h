@@ -55,17 +55,46 @@ struct pm_hit {
 const char *pm_strerror(int errnum, char *buf, size_t len);
 int pm_io_error(pam_handle_t *pamh, const char *path, const char *what,
 		int errnum);
-/* Opens a passdb: a regular file within PM_PASSDB_MAX, or an error. */
+/* Opens a passdb: a regular file within PM_PASSDB_MAX (*FD, *ST), or what
+ * reads as an empty one, a directory or /dev/null (*FD -1), or an error. */
 int pm_open(pam_handle_t *pamh, const char *path, int *fd, struct stat *st);
+
+/* What a line that is read says (pm_split), pointers into the line. */
+enum pm_note {
+	PM_NOTE_NONE,
+	PM_NOTE_FLAG, /* a fourth field that is no list of known flags */
+	PM_NOTE_CR,   /* the line ends with CR */
+};
+
+struct pm_fields {
+	const char *pass; /* after the blanks that follow the first ':' */
+	size_t pass_len;
+	const char *service; /* after the blanks that follow the second ':' */
+	size_t service_len;
+	const char *flags; /* NULL: none */
+	size_t flags_len;
+	unsigned flagbits; /* PM_F_* */
+	enum pm_note note;
+};
+
+/* Splits the line P[0, LEN), which is read (at least two ':', see
+ * pam_matrix(8)) and whose user name is ULEN bytes. */
+void pm_split(const char *p, size_t len, size_t ulen, struct pm_fields *f);
+/* Whether F[0, LEN) is a list of known flags; *FLAGS gets them. */
+bool pm_parse_flags(const char *f, size_t len, unsigned *flags);
 
 /* The reader (comments at their definitions in passdb.c). */
 bool pm_user_searchable(const char *user, size_t ulen);
 int pm_src_fill(pam_handle_t *pamh, struct pm_src *s, size_t from);
 int pm_src_begin(pam_handle_t *pamh, struct pm_src *s);
 int pm_search(pam_handle_t *pamh, struct pm_src *s, const char *user,
-	      size_t ulen, struct pm_hit *h, bool *found, bool *bad);
+	      size_t ulen, size_t from, struct pm_hit *h, bool *found,
+	      bool *bad);
 int pm_report(pam_handle_t *pamh, struct pm_src *s, const char *user,
 	      size_t ulen, uint64_t limit);
+/* Logs the note of USER's line H (none: nothing), numbering it. */
+int pm_report_hit(pam_handle_t *pamh, struct pm_src *s, const char *user,
+		  size_t ulen, const struct pm_hit *h, bool bad);
 void pm_src_free(struct pm_src *s);
 
 #endif
