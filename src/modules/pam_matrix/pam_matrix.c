@@ -55,8 +55,8 @@ struct pm_opts {
 
 /*
  * Parses the module arguments as upstream does, but only whole names:
- * passdb=PATH (the last one counts; an empty PATH is no option, as
- * upstream reads it), echo, verbose.  Unknown arguments are logged and
+ * passdb=PATH (the last one counts; one with an empty PATH is no option,
+ * as upstream reads it), echo, verbose.  Unknown arguments are logged and
  * ignored.
  */
 static void pm_parse_opts(pam_handle_t *pamh, int argc, const char **argv,
@@ -68,13 +68,11 @@ static void pm_parse_opts(pam_handle_t *pamh, int argc, const char **argv,
 	for (int i = 0; i < argc; i++) {
 		const char *v = pwrap_opt_value(argv[i], "passdb");
 
-		if (v != NULL) {
-			o->passdb = *v != '\0' ? v : NULL;
-			if (*v == '\0') {
-				pam_syslog(pamh, LOG_WARNING,
-					   "option passdb= without a path "
-					   "ignored");
-			}
+		if (v != NULL && *v == '\0') {
+			pam_syslog(pamh, LOG_WARNING,
+				   "option passdb= without a path ignored");
+		} else if (v != NULL) {
+			o->passdb = v;
 		} else if (strcmp(argv[i], "echo") == 0) {
 			o->echo = true;
 		} else if (strcmp(argv[i], "verbose") == 0) {
