@@ -62,6 +62,8 @@ enum tb_kind {
 	TB_FIFO,     /* a FIFO (no writer) */
 	TB_DIR,      /* a directory */
 	TB_NOREAD,   /* a regular file of mode 0000 (skipped as root) */
+	TB_RODIR,    /* a regular file in a directory of mode 0555 (no new
+		      * file there; skipped as root) */
 };
 
 struct tb_step {

@@ -277,6 +277,14 @@ const struct tb_row tb_chtok_rows[] = {
 	  .steps = CHTOK, .codes = { PAM_USER_UNKNOWN }, .msgs = ALL3,
 	  .after = "bob:x:svc\n",
 	  .ours = "upstream returns PAM_SUCCESS without changing anything" },
+	{ .id = "chtok-write-fails", .src = SRC_DEB, MX, .options = OPT,
+	  .passdb = DB, M600, .kind = TB_RODIR,
+	  .post = PROBE "phase=update dump\n", GOOD, .steps = CHTOK,
+	  .codes = { PAM_BUF_ERR }, .msgs = ALL3,
+	  .penv = "PROBE_PAM_OLDAUTHTOK=secret\nPROBE_PAM_SERVICE=svc\n"
+		  "PROBE_PAM_USER=alice",
+	  .ours = "upstream sets PAM_AUTHTOK when the passdb could not be "
+		  "written (and zeroes PAM_OLDAUTHTOK)" },
 	{ .id = "chtok-line-changed", .src = SRC_DEB, MX, .options = OPT,
 	  .passdb = DB, M600, .extra = "alice:other:svc\n",
 	  .post = PROBE "phase=prelim copy=%D/extra,%P\n", GOOD,

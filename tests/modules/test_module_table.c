@@ -18,6 +18,7 @@
  * what each row saw.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -293,11 +294,14 @@ static void tb_transact(const struct tb_ctx *x, struct tb_obs *o)
 /* Upstream's rows in a child: crashes and hangs are observations. */
 static void tb_transact_child(const struct tb_ctx *x, struct tb_obs *o)
 {
-	char *path = tu_path(x->dir, "obs");
+	char *path = NULL;
 	size_t len = 0;
 	char *data;
-	pid_t pid = fork();
+	pid_t pid;
 
+	/* next to the row's directory, which may be read-only */
+	assert_true(asprintf(&path, "%s.obs", x->dir) > 0);
+	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		FILE *f;
@@ -318,6 +322,7 @@ static void tb_transact_child(const struct tb_ctx *x, struct tb_obs *o)
 	}
 	o->status = tu_wait_bounded(pid, TB_TIMEOUT);
 	if (o->status != 0) {
+		(void)unlink(path);
 		free(path);
 		return;
 	}
@@ -353,6 +358,7 @@ static void tb_make_passdb(const struct tb_ctx *x)
 	switch (r->kind) {
 	case TB_REG:
 	case TB_NOREAD:
+	case TB_RODIR:
 		if (r->passdb != NULL) {
 			tu_write_file(x->passdb, r->passdb, tb_dblen(r),
 				      r->kind == TB_NOREAD ? 0 : mode);
@@ -457,7 +463,8 @@ static bool tb_compare(const struct tb_ctx *x, const struct tb_obs *o,
 			ok = false;
 		}
 	} else if (r->passdb != NULL &&
-		   (r->kind == TB_REG || r->kind == TB_SYMLINK)) {
+		   (r->kind == TB_REG || r->kind == TB_SYMLINK ||
+		    r->kind == TB_RODIR)) {
 		const char *want = r->after ? r->after : r->passdb;
 		size_t wlen = r->after ? strlen(r->after) : tb_dblen(r);
 		size_t len = 0;
@@ -500,10 +507,11 @@ static int tb_run_row(const struct tb_row *r)
 	int ret;
 
 	memset(&o, 0, sizeof(o));
-	if (r->kind == TB_NOREAD && geteuid() == 0) {
-		printf("  skip %s: root reads a mode-0000 file (the .nobody "
-		       "twin runs it)\n",
-		       r->id);
+	if ((r->kind == TB_NOREAD || r->kind == TB_RODIR) && geteuid() == 0) {
+		printf("  skip %s: root %s (the .nobody twin runs it)\n",
+		       r->id, r->kind == TB_NOREAD ? "reads a mode-0000 file"
+						   : "writes a mode-0555 "
+						     "directory");
 		return 2;
 	}
 	x.dir = tu_mkdtemp("pwrap-table");
@@ -512,6 +520,9 @@ static int tb_run_row(const struct tb_row *r)
 	tb_make_service(&x);
 	if (r->extra != NULL) {
 		tu_write_text(x.dir, "extra", r->extra);
+	}
+	if (r->kind == TB_RODIR) {
+		assert_int_equal(chmod(x.dir, 0555), 0);
 	}
 	if (tb_upstream) {
 		tb_transact_child(&x, &o);
@@ -547,6 +558,7 @@ static int tb_run_row(const struct tb_row *r)
 	free(o.msgs);
 	free(o.penv);
 	/* mode 0000 files and directories go with the tree */
+	(void)chmod(x.dir, 0700);
 	(void)chmod(x.passdb, 0600);
 	tu_rmtree(x.dir);
 	free(x.dir);
@@ -622,6 +634,13 @@ int main(void)
 					   : "not built");
 			return 77;
 		}
+	}
+	/* The table drives libpam itself: no libpamtest (ours or Debian's)
+	 * may be in the process to stand between it and the modules. */
+	if (dlsym(RTLD_DEFAULT, "run_pamtest") != NULL) {
+		fprintf(stderr, "a libpamtest is loaded: the table must not "
+				"use one\n");
+		return 1;
 	}
 	printf("modules under test: %s (%s)\n", tb_moddir,
 	       tb_upstream ? "upstream" : "ours");

@@ -89,9 +89,10 @@ void pm_found_free(struct pm_found *f);
  * Returns PAM_SUCCESS, PAM_AUTHINFO_UNAVAIL (the file cannot be opened or
  * read, is not a regular file or is too big), PAM_USER_UNKNOWN (no line
  * for USER), PAM_AUTHTOK_ERR (NEWPW cannot be stored: it holds ':', CR or
- * LF, starts with a blank or makes a line too long; or an I/O error: the
- * original file is then left as it was), PAM_AUTHTOK_LOCK_BUSY or
- * PAM_BUF_ERR.
+ * LF, starts with a blank or makes a line too long), PAM_AUTHTOK_LOCK_BUSY
+ * or PAM_BUF_ERR (out of memory, or the new file cannot be written, as
+ * upstream answers then); on any error the original file is left as it
+ * was.
  */
 int pm_passdb_set_password(pam_handle_t *pamh, const char *path,
 			   const char *user, const char *newpw);

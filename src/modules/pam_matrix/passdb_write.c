@@ -545,7 +545,8 @@ int pm_passdb_set_password(pam_handle_t *pamh, const char *path,
 	}
 	n.st = &st;
 
-	rv = PAM_AUTHTOK_ERR;
+	/* what upstream answers when it cannot write the new file */
+	rv = PAM_BUF_ERR;
 #ifdef O_TMPFILE
 	switch (pm_new_unnamed(real, &n, &tmp, &step)) {
 	case 0:
@@ -576,9 +577,6 @@ int pm_passdb_set_password(pam_handle_t *pamh, const char *path,
 	rv = PAM_SUCCESS;
 out:
 	if (step != NULL) {
-		if (errno == ENOMEM) {
-			rv = PAM_BUF_ERR;
-		}
 		pam_syslog(pamh, LOG_ERR, "%s: cannot %s passdb: %s", path,
 			   step, pm_strerror(errno, ebuf, sizeof(ebuf)));
 	}
