@@ -138,6 +138,38 @@ struct tb_row {
 #define SRC_MAN_CHATTY "pam_chatty(8) of 1.1.4"
 #define SRC_MAN_ITEMS "pam_set_items(8)/pam_get_items(8) of 1.1.4"
 
+/* ---- the runner (test_module_table.c, table_run.c) ---- */
+
+/* What a row saw. */
+struct tb_obs {
+	int codes[TB_MAX_STEPS];
+	char *msgs;
+	char *penv;
+	int noresp; /* messages sent without a response pointer */
+	int ncalls; /* conversation calls */
+	int status; /* 0, -1 hang, -2 - N killed by signal N */
+};
+
+struct tb_ctx {
+	const struct tb_row *r;
+	char *dir;
+	char *passdb;
+};
+
+extern const char *tb_moddir;  /* modules under test */
+extern const char *tb_testdir; /* test-only modules */
+
+/* Makes the row's directory X->dir: passdb, service file, extra file. */
+void tb_prepare(const struct tb_ctx *x);
+/* Runs the row's transaction in this process, or in a child (crashes and
+ * hangs are observations: O->status). */
+void tb_transact(const struct tb_ctx *x, struct tb_obs *o);
+void tb_transact_child(const struct tb_ctx *x, struct tb_obs *o);
+/* Appends TAG TEXT to *S as a new '\n'-separated line. */
+void tb_append(char **s, const char *tag, const char *text);
+/* The length of the row's passdb content. */
+size_t tb_dblen(const struct tb_row *r);
+
 extern const struct tb_row tb_matrix_rows[];
 extern const size_t tb_matrix_nrows;
 extern const struct tb_row tb_chtok_rows[];
