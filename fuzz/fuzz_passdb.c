@@ -54,7 +54,8 @@
 static char *workdir;	/* owned; removed at exit */
 static char *dbpath;	/* owned */
 
-/* The "line skipped" reports of the current call, in order (owned). */
+/* The line reports ("file:line: ...") of the current call, in order
+ * (owned). */
 #define MAXREPORTS 20000
 static char *reports[MAXREPORTS];
 static size_t nreports;

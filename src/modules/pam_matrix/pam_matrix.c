@@ -9,13 +9,18 @@
  *             give PAM_PERM_DENIED, PAM_ACCT_EXPIRED, PAM_NEW_AUTHTOK_REQD
  *   session   open puts HOMEDIR=/home/<user> into the PAM environment,
  *             close removes it
- *   setcred   puts CRED=/tmp/<user> into the PAM environment
+ *   setcred   puts CRED=/tmp/<user> into the PAM environment (removes it
+ *             for PAM_DELETE_CRED)
  *   password  PRELIM_CHECK verifies the old password, UPDATE_AUTHTOK asks
- *             for the new one twice and rewrites the passdb
+ *             for the new one twice and rewrites the user's lines
  *
- * Options: passdb=PATH (else $PAM_MATRIX_PASSWD), echo, verbose.  The
+ * Every group needs PAM_USER and a passdb it can read.  Options:
+ * passdb=PATH (else $PAM_MATRIX_PASSWD), echo, verbose.  Return codes,
  * prompts and messages are those of upstream pam_wrapper's pam_matrix,
- * which applications' tests match on.  Passwords we read are handed to
+ * which applications' tests match on, except where upstream crashes,
+ * corrupts or reports success for what it did not do (pam_matrix(8),
+ * DIFFERENCES FROM UPSTREAM; tests/modules/table_*.c hold the facts).
+ * Passwords we read are handed to
  * libpam as PAM_AUTHTOK/PAM_OLDAUTHTOK (libpam keeps its own copy, which we
  * never touch again) and our own copies are wiped before they are freed.
  * Every lookup reads the passdb anew (passdb.h) and the module keeps no
