@@ -10,21 +10,23 @@
  * C strings do; a missing part is empty).  For each input:
  *
  *  1. pm_passdb_lookup(USER) of a file holding the passdb bytes must agree
- *     with a straightforward reference reading of the documented line
- *     rules (comments, over-long, blank, CR-terminated, NUL-carrying lines
- *     and lines without exactly three fields or with an empty user are
- *     skipped; the first valid line of USER wins): same fields, and
- *     exactly the reports the contract names (the malformed lines that
- *     start with "USER:" before the line used, or every malformed line
- *     when USER has none), in file order.
+ *     with the reference reading of the documented line rules
+ *     (tests/modules/passdb_ref.h: comments, over-long, blank,
+ *     NUL-carrying lines and lines with fewer than two colons are skipped;
+ *     the first other line of USER is used, split as upstream splits it):
+ *     same fields and flags, and exactly the reports the contract names
+ *     (the skipped lines that start with "USER:" before the line used and
+ *     that line's note, or every skipped line when USER has none), in file
+ *     order.
  *  2. The same with the bytes placed after valid filler lines so that they
  *     start 0 to 63 bytes before the first read edge: lines of the input
  *     are then split between reads (and inputs longer than a read cross a
  *     second edge).
  *  3. pm_passdb_set_password(USER, NEWPW) on a file holding the bytes must
- *     give exactly: the old bytes with that one password replaced (or the
- *     file unchanged when USER has no line or NEWPW cannot be stored), the
- *     file mode kept, and no temporary file left in the directory.
+ *     give exactly the reference's result and file (every line of USER
+ *     that is read rewritten, every other byte kept; the file unchanged
+ *     when USER has no line or NEWPW cannot be stored), the file mode
+ *     kept, and no temporary file left in the directory.
  *
  * Files live in a private directory below $PWRAP_FUZZ_TMPDIR, /dev/shm or
  * $TMPDIR, removed at exit (fuzz/run.sh also runs us in a private TMPDIR).
@@ -52,7 +54,8 @@
 static char *workdir;	/* owned; removed at exit */
 static char *dbpath;	/* owned */
 
-/* The "line skipped" reports of the current call, in order (owned). */
+/* The line reports ("file:line: ...") of the current call, in order
+ * (owned). */
 #define MAXREPORTS 20000
 static char *reports[MAXREPORTS];
 static size_t nreports;
@@ -79,11 +82,10 @@ void pam_syslog(const pam_handle_t *pamh, int priority, const char *fmt, ...)
 	va_start(ap, fmt);
 	(void)vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	/* Only the bad-line reports, which are logged as a warning with the
-	 * "%s:%lu: %s, line skipped" format (a user name may contain that
-	 * text too: it comes in other messages, at other priorities). */
-	if (priority == LOG_WARNING && strcmp(fmt, "%s:%lu: %s, line skipped") == 0 &&
-	    nreports < MAXREPORTS) {
+	/* Only the line reports, which have the "%s:%lu: %s%s" format (a
+	 * user name may contain such text too: it comes in other
+	 * messages). */
+	if (strcmp(fmt, "%s:%lu: %s%s") == 0 && nreports < MAXREPORTS) {
 		reports[nreports] = strdup(buf);
 		if (reports[nreports] == NULL) {
 			abort();
@@ -132,82 +134,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* ---- the reference reading ------------------------------------------ */
-
-/* NULL for a valid line, "" for a comment, else the reason reported. */
-
-struct ref_hit {
-	size_t off;	/* of the line */
-	size_t len;
-	size_t c1, c2;	/* offsets of the colons in the line */
-	/* the reports a lookup must log: "line:reason" (owned) */
-	char **want;
-	size_t nwant;
-};
-
-static void ref_free(struct ref_hit *h)
-{
-	for (size_t i = 0; i < h->nwant; i++) {
-		free(h->want[i]);
-	}
-	free(h->want);
-	h->want = NULL;
-	h->nwant = 0;
-}
-
-/* Whether the passdb D[0, N) has a valid line for USER (then *H is it);
- * H->want gets what a lookup reports, for the file at PATH. */
-static bool ref_find(const char *path, const char *d, size_t n,
-		     const char *user, struct ref_hit *h)
-{
-	size_t ulen = strlen(user);
-	bool can = ulen > 0 && ulen < PM_LINE_MAX &&
-		   strpbrk(user, ":\n") == NULL;
-
-	memset(h, 0, sizeof(*h));
-	for (int all = 0; all < 2; all++) {
-		size_t p = 0;
-		unsigned long lineno = 0;
-
-		ref_free(h);
-		while (p < n) {
-			const char *nl = memchr(d + p, '\n', n - p);
-			size_t len = nl ? (size_t)(nl - (d + p)) : n - p;
-			const char *why = ref_why(d + p, len);
-			bool mine = can && len > ulen && d[p + ulen] == ':' &&
-				    memcmp(d + p, user, ulen) == 0;
-
-			lineno++;
-			if (why == NULL && mine) {
-				const char *c2 = memchr(d + p + ulen + 1, ':',
-							len - ulen - 1);
-
-				h->off = p;
-				h->len = len;
-				h->c1 = ulen;
-				h->c2 = (size_t)(c2 - (d + p));
-				return true;
-			}
-			if (why != NULL && *why != '\0' && (all || mine)) {
-				char **w = realloc(h->want, (h->nwant + 1) *
-								    sizeof(*w));
-
-				if (w == NULL) {
-					die("out of memory");
-				}
-				h->want = w;
-				if (asprintf(&w[h->nwant], "%s:%lu: %s, line "
-							   "skipped",
-					     path, lineno, why) < 0) {
-					die("out of memory");
-				}
-				h->nwant++;
-			}
-			p += len + 1;
-		}
-	}
-	return false;
-}
+/* ---- the reference reading: passdb_ref.h ------------------------------ */
 
 /* ---- file helpers ------------------------------------------------------ */
 
@@ -279,20 +206,20 @@ static void check_dir_clean(void)
 	closedir(d);
 }
 
-/* The reports logged are exactly H's. */
-static void check_reports(const struct ref_hit *h, const char *what)
+/* The reports logged are exactly R's. */
+static void check_reports(const struct ref_result *r, const char *what)
 {
-	bool ok = nreports == h->nwant;
+	bool ok = nreports == r->nwant;
 
 	for (size_t i = 0; ok && i < nreports; i++) {
-		ok = strcmp(reports[i], h->want[i]) == 0;
+		ok = strcmp(reports[i], r->want[i]) == 0;
 	}
 	if (!ok) {
 		for (size_t i = 0; i < nreports; i++) {
 			fprintf(stderr, "logged: %s\n", reports[i]);
 		}
-		for (size_t i = 0; i < h->nwant; i++) {
-			fprintf(stderr, "wanted: %s\n", h->want[i]);
+		for (size_t i = 0; i < r->nwant; i++) {
+			fprintf(stderr, "wanted: %s\n", r->want[i]);
 		}
 		die(what);
 	}
@@ -302,43 +229,32 @@ static void check_reports(const struct ref_hit *h, const char *what)
  * fields and reports. */
 static void check_lookup(const char *d, size_t n, const char *user)
 {
-	size_t svc_len = 0;
 	struct pm_found f = PM_FOUND_INIT;
-	struct ref_hit h;
-	bool ref;
+	struct ref_result r;
 
 	write_file(dbpath, d, n);
-	ref = ref_find(dbpath, d, n, user, &h);
+	ref_lookup(dbpath, d, n, user, &r);
 	reports_clear();
 	if (pm_passdb_lookup(NULL, dbpath, user, &f) != PAM_SUCCESS) {
 		die("pm_passdb_lookup failed on a regular file");
 	}
-	if (f.found != ref) {
+	if (f.found != r.found) {
 		fprintf(stderr, "lookup says %d, reference says %d\n", f.found,
-			ref);
+			r.found);
 		die("pm_passdb_lookup disagrees with the line rules");
 	}
-	if (f.found) {
-		/* the service ends at an optional fourth field (flags) */
-		const char *c3 = memchr(d + h.off + h.c2 + 1, ':',
-					h.len - h.c2 - 1);
-
-		svc_len = c3 != NULL ? (size_t)(c3 - (d + h.off + h.c2 + 1))
-				     : h.len - h.c2 - 1;
-	}
 	if (f.found &&
-	    (f.pass_len != h.c2 - h.c1 - 1 ||
-	     memcmp(f.pass, d + h.off + h.c1 + 1, f.pass_len) != 0 ||
-	     f.pass[f.pass_len] != '\0' ||
-	     f.service_len != svc_len ||
-	     memcmp(f.service, d + h.off + h.c2 + 1, f.service_len) != 0 ||
-	     f.service[f.service_len] != '\0')) {
+	    (f.pass_len != r.f.pass_len ||
+	     memcmp(f.pass, r.f.pass, f.pass_len) != 0 ||
+	     f.pass[f.pass_len] != '\0' || f.service_len != r.f.svc_len ||
+	     memcmp(f.service, r.f.svc, f.service_len) != 0 ||
+	     f.service[f.service_len] != '\0' || f.flags != r.f.bits)) {
 		die("pm_passdb_lookup returned wrong fields");
 	}
-	check_reports(&h, "pm_passdb_lookup reported other lines than the "
+	check_reports(&r, "pm_passdb_lookup reported other lines than the "
 			  "contract says");
 	reports_clear();
-	ref_free(&h);
+	ref_result_free(&r);
 	pm_found_free(&f);
 }
 
@@ -369,95 +285,41 @@ static void check_lookup_at_edge(const char *d, size_t n, const char *user,
 	free(buf);
 }
 
-static bool storable(const char *newpw, size_t ulen, size_t service_len)
-{
-	size_t plen = strlen(newpw);
-
-	return strpbrk(newpw, ":\n\r") == NULL && plen <= PM_LINE_MAX &&
-	       ulen + plen + service_len + 2 <= PM_LINE_MAX;
-}
-
 static void check_set_password(const char *d, size_t n, const char *user,
-			       const char *newpw, bool found,
-			       const struct ref_hit *h)
+			       const char *newpw)
 {
-	char *after;
-	size_t after_n = 0;
-	int rv, want;
-	bool changes = false;
+	char *after, *want = NULL;
+	size_t after_n = 0, want_n = 0;
+	struct ref_result r;
+	int rv, ref;
 
 	write_file(dbpath, d, n);
+	ref_lookup(dbpath, d, n, user, &r);
+	ref = ref_set_password(d, n, user, newpw, &want, &want_n);
 	reports_clear();
 	rv = pm_passdb_set_password(NULL, dbpath, user, newpw);
-	check_reports(h, "pm_passdb_set_password reported other lines than "
-			 "a lookup");
+	check_reports(&r, "pm_passdb_set_password reported other lines than "
+			  "a lookup");
 	reports_clear();
-	if (!found) {
-		want = PAM_USER_UNKNOWN;
-	} else if (!storable(newpw, strlen(user), h->len - h->c2 - 1)) {
-		want = PAM_AUTHTOK_ERR;
-	} else {
-		want = PAM_SUCCESS;
-		changes = true;
-	}
-	if (rv != want) {
+	ref_result_free(&r);
+	if (rv != ref) {
 		fprintf(stderr, "set_password returned %d, expected %d\n", rv,
-			want);
+			ref);
 		die("wrong result of set_password");
 	}
 	after = read_file(dbpath, &after_n);
-	if (!changes) {
+	if (ref != PAM_SUCCESS) {
 		if (after_n != n || (n > 0 && memcmp(after, d, n) != 0)) {
 			die("a refused change modified the passdb");
 		}
 	} else {
-		size_t pstart = h->off + h->c1 + 1;
-		size_t pend = h->off + h->c2;
-		size_t lend = h->off + h->len;
-		size_t plen = strlen(newpw);
-		char *exp = malloc(n + plen + 1);
-		size_t w = 0;
-		const char *c3 = memchr(d + pend + 1, ':', lend - pend - 1);
-
-		if (exp == NULL) {
-			die("out of memory");
+		if (after_n != want_n || memcmp(after, want, want_n) != 0) {
+			die("the rewritten passdb is not the reference's (every "
+			    "line of the user rewritten, every other byte "
+			    "kept)");
 		}
-		/* the old bytes, the new password, and the rest of the line
-		 * without the must_change flag (an emptied field goes) */
-		memcpy(exp, d, pstart);
-		w = pstart;
-		memcpy(exp + w, newpw, plen);
-		w += plen;
-		if (c3 == NULL) {
-			memcpy(exp + w, d + pend, lend - pend);
-			w += lend - pend;
-		} else {
-			const char *f = c3 + 1, *end = d + lend;
-			bool any = false;
-
-			memcpy(exp + w, d + pend, (size_t)(c3 - (d + pend)));
-			w += (size_t)(c3 - (d + pend));
-			while (f < end) {
-				const char *c = memchr(f, ',', (size_t)(end - f));
-				size_t k = (size_t)((c ? c : end) - f);
-
-				if (k > 0 && !(k == 11 &&
-					       memcmp(f, "must_change", 11) == 0)) {
-					exp[w++] = any ? ',' : ':';
-					memcpy(exp + w, f, k);
-					w += k;
-					any = true;
-				}
-				f += k + (c != NULL);
-			}
-		}
-		memcpy(exp + w, d + lend, n - lend);
-		w += n - lend;
-		if (after_n != w || memcmp(after, exp, w) != 0) {
-			die("the rewritten passdb is not the old one with one "
-			    "password replaced (and must_change cleared)");
-		}
-		free(exp);
+		explicit_bzero(want, want_n);
+		free(want);
 	}
 	free(after);
 	check_dir_clean();
@@ -475,9 +337,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *body = nl2 ? nl2 + 1 : in + size;
 	size_t n = size - (size_t)(body - in);
 	char *copy = malloc(n ? n : 1);
-	struct ref_hit h;
-	bool found;
-
 	if (user == NULL || newpw == NULL || copy == NULL) {
 		die("out of memory");
 	}
@@ -485,10 +344,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	check_lookup(copy, n, user);
 	check_lookup_at_edge(copy, n, user, size % 64);
-	found = ref_find(dbpath, copy, n, user, &h);
-	check_set_password(copy, n, user, newpw, found, &h);
+	check_set_password(copy, n, user, newpw);
 
-	ref_free(&h);
 	free(copy);
 	free(user);
 	explicit_bzero(newpw, strlen(newpw));

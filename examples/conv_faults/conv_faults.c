@@ -29,27 +29,33 @@ struct check {
 };
 
 /* pam_matrix prompts once in authenticate ("Password: "), three times in
- * chauthtok ("Old password: ", "New Password :", "Verify New Password :");
- * any prompt left without an answer is PAM_CRED_ERR for the passwords it
- * checks and PAM_AUTHTOK_ERR for the new one. */
+ * chauthtok ("Old password: ", "New Password :", "Verify New Password :").
+ * As upstream's: a failed call or no reply array at any prompt is
+ * PAM_AUTHINFO_UNAVAIL; a NULL answer is PAM_CRED_ERR for the passwords it
+ * checks, PAM_AUTHINFO_UNAVAIL for the verification, and (ours; upstream
+ * says PAM_SUCCESS) PAM_AUTHTOK_ERR for the new password. */
 static const struct check checks[] = {
 	{ "authenticate, no fault", PAMTEST_AUTHENTICATE, { 0 }, PAM_SUCCESS },
 	{ "authenticate, call 1 fails", PAMTEST_AUTHENTICATE,
-	  { .fail_at = 1 }, PAM_CRED_ERR },
+	  { .fail_at = 1 }, PAM_AUTHINFO_UNAVAIL },
 	{ "authenticate, call 1 out of memory", PAMTEST_AUTHENTICATE,
-	  { .fail_at = 1, .fail_code = PAM_BUF_ERR }, PAM_CRED_ERR },
+	  { .fail_at = 1, .fail_code = PAM_BUF_ERR }, PAM_AUTHINFO_UNAVAIL },
 	{ "authenticate, no reply array", PAMTEST_AUTHENTICATE,
-	  { .null_resp_at = 1 }, PAM_CRED_ERR },
+	  { .null_resp_at = 1 }, PAM_AUTHINFO_UNAVAIL },
 	{ "authenticate, NULL answer", PAMTEST_AUTHENTICATE,
 	  { .null_entry_at = 1 }, PAM_CRED_ERR },
 	{ "authenticate, 2048-character answer", PAMTEST_AUTHENTICATE,
 	  { .long_answer_at = 1 }, PAM_AUTH_ERR },
 	{ "chauthtok, old password call fails", PAMTEST_CHAUTHTOK,
-	  { .fail_at = 1 }, PAM_CRED_ERR },
+	  { .fail_at = 1 }, PAM_AUTHINFO_UNAVAIL },
+	{ "chauthtok, NULL old password", PAMTEST_CHAUTHTOK,
+	  { .null_entry_at = 1 }, PAM_CRED_ERR },
 	{ "chauthtok, NULL new password", PAMTEST_CHAUTHTOK,
 	  { .null_entry_at = 2 }, PAM_AUTHTOK_ERR },
+	{ "chauthtok, NULL verification", PAMTEST_CHAUTHTOK,
+	  { .null_entry_at = 3 }, PAM_AUTHINFO_UNAVAIL },
 	{ "chauthtok, no reply to verify", PAMTEST_CHAUTHTOK,
-	  { .null_resp_at = 3 }, PAM_AUTHTOK_ERR },
+	  { .null_resp_at = 3 }, PAM_AUTHINFO_UNAVAIL },
 	{ "chauthtok, long new password", PAMTEST_CHAUTHTOK,
 	  { .long_answer_at = 2 }, PAM_AUTHINFO_UNAVAIL },
 };

@@ -74,13 +74,15 @@ def test_own_service(pam_wrapper):
 
 
 def test_conversation_faults(pam_wrapper):
-    # pam_matrix turns a conversation that fails, or that answers nothing,
+    # As upstream's: pam_matrix turns a conversation that fails, or that
+    # returns no reply array, into PAM_AUTHINFO_UNAVAIL and a NULL answer
     # into PAM_CRED_ERR; a 2048-character answer is just a wrong password.
     pam_wrapper.add_user("alice", "secret")
+    unavail = [pypamtest.TestCase(AUTH, pypamtest.PAM_AUTHINFO_UNAVAIL)]
     cred_err = [pypamtest.TestCase(AUTH, pypamtest.PAM_CRED_ERR)]
-    pam_wrapper.run(None, "alice", cred_err, echo_off=["secret"],
+    pam_wrapper.run(None, "alice", unavail, echo_off=["secret"],
                     conv_fail_at=1, conv_fail_code=pypamtest.PAM_BUF_ERR)
-    pam_wrapper.run(None, "alice", cred_err, conv_null_resp_at=1)
+    pam_wrapper.run(None, "alice", unavail, conv_null_resp_at=1)
     pam_wrapper.run(None, "alice", cred_err, conv_null_entry_at=1)
     pam_wrapper.run(None, "alice",
                     [pypamtest.TestCase(AUTH, pypamtest.PAM_AUTH_ERR)],

@@ -226,7 +226,7 @@ static void test_manpage_faults(void **state)
 		.fail_code = PAM_BUF_ERR,
 	};
 	struct pam_testcase tests[] = {
-		pam_test(PAMTEST_AUTHENTICATE, PAM_CRED_ERR),
+		pam_test(PAMTEST_AUTHENTICATE, PAM_AUTHINFO_UNAVAIL),
 	};
 
 	(void)state;

@@ -8,14 +8,17 @@
  * passdb alone when a password change fails, and never crash or leak
  * (this program also runs under valgrind and in the ASan build).
  *
- * What the modules do with a bad reply (src/modules/common/modutil.c,
- * pwrap_conv_one): a failed call, a missing reply array or a NULL answer
- * to a prompt are all "no answer".  pam_matrix turns "no password" into
- * PAM_CRED_ERR in authenticate and in chauthtok's preliminary check, and
- * into PAM_AUTHTOK_ERR for the new password; its verbose message after
- * authenticate may fail without changing the result.  pam_chatty returns
- * PAM_CONV_ERR whatever the failed call returned, and needs no reply array
- * for its messages.  pam_set_items and pam_get_items never talk.
+ * What the modules do with a bad reply, as upstream's do (the facts are
+ * tests/modules/test_module_table.c's): pam_matrix turns a failed call or
+ * a missing reply array at any prompt into PAM_AUTHINFO_UNAVAIL, a NULL
+ * answer into PAM_CRED_ERR for the password it checks (authenticate,
+ * chauthtok's preliminary check) and PAM_AUTHINFO_UNAVAIL for the
+ * verification, and (ours: upstream says PAM_SUCCESS) PAM_AUTHTOK_ERR for
+ * the new password; its verbose message after authenticate may fail
+ * without changing the result, and is not sent after a failed
+ * conversation.  pam_chatty goes on after a failed call and succeeds, and
+ * needs no reply array for its messages.  pam_set_items and pam_get_items
+ * never talk.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -161,11 +164,11 @@ static void test_matrix_authenticate(void **state)
 	const char *answers[] = { "secret", NULL };
 	const struct fault_case cases[] = {
 		{ "no fault", { 0 }, PAM_SUCCESS },
-		{ "fail@1", { .fail_at = 1 }, PAM_CRED_ERR },
+		{ "fail@1", { .fail_at = 1 }, PAM_AUTHINFO_UNAVAIL },
 		{ "fail@1 BUF_ERR", { .fail_at = 1, .fail_code = PAM_BUF_ERR },
-		  PAM_CRED_ERR },
-		{ "fail@every", { .fail_at = EVERY }, PAM_CRED_ERR },
-		{ "null_resp@1", { .null_resp_at = 1 }, PAM_CRED_ERR },
+		  PAM_AUTHINFO_UNAVAIL },
+		{ "fail@every", { .fail_at = EVERY }, PAM_AUTHINFO_UNAVAIL },
+		{ "null_resp@1", { .null_resp_at = 1 }, PAM_AUTHINFO_UNAVAIL },
 		{ "null_entry@1", { .null_entry_at = 1 }, PAM_CRED_ERR },
 		{ "long@1", { .long_answer_at = 1 }, PAM_AUTH_ERR },
 		{ "long@1 600", { .long_answer_at = 1, .long_answer_len = 600 },
@@ -271,6 +274,8 @@ static void test_matrix_verbose(void **state)
 						  : "none");
 	}
 	{
+		/* no report after a failed conversation, one after a NULL
+		 * answer (as upstream) */
 		char err[PAM_MAX_MSG_SIZE] = "none";
 		char *out_err[] = { err, NULL };
 		struct pamtest_conv_faults f = { .fail_at = 1 };
@@ -278,7 +283,15 @@ static void test_matrix_verbose(void **state)
 		assert_int_equal(run_op("matrix_verbose", "neo",
 					PAMTEST_AUTHENTICATE, answers, &f,
 					NULL, out_err),
+				 PAM_AUTHINFO_UNAVAIL);
+		assert_int_equal(f.calls, 1);
+		assert_string_equal(err, "none");
+		f = (struct pamtest_conv_faults){ .null_entry_at = 1 };
+		assert_int_equal(run_op("matrix_verbose", "neo",
+					PAMTEST_AUTHENTICATE, answers, &f,
+					NULL, out_err),
 				 PAM_CRED_ERR);
+		assert_int_equal(f.calls, 2);
 		assert_string_equal(err, "Authentication failed");
 	}
 }
@@ -291,24 +304,25 @@ static void test_matrix_chauthtok(void **state)
 {
 	const char *answers[] = { "secret", "new", "new", NULL };
 	const struct fault_case cases[] = {
-		{ "fail@1", { .fail_at = 1 }, PAM_CRED_ERR },
+		{ "fail@1", { .fail_at = 1 }, PAM_AUTHINFO_UNAVAIL },
 		{ "fail@1 BUF_ERR", { .fail_at = 1, .fail_code = PAM_BUF_ERR },
-		  PAM_CRED_ERR },
-		{ "null_resp@1", { .null_resp_at = 1 }, PAM_CRED_ERR },
+		  PAM_AUTHINFO_UNAVAIL },
+		{ "null_resp@1", { .null_resp_at = 1 }, PAM_AUTHINFO_UNAVAIL },
 		{ "null_entry@1", { .null_entry_at = 1 }, PAM_CRED_ERR },
 		{ "long@1", { .long_answer_at = 1 }, PAM_AUTH_ERR },
-		{ "fail@2", { .fail_at = 2 }, PAM_AUTHTOK_ERR },
+		{ "fail@2", { .fail_at = 2 }, PAM_AUTHINFO_UNAVAIL },
 		{ "fail@2 BUF_ERR", { .fail_at = 2, .fail_code = PAM_BUF_ERR },
-		  PAM_AUTHTOK_ERR },
-		{ "null_resp@2", { .null_resp_at = 2 }, PAM_AUTHTOK_ERR },
+		  PAM_AUTHINFO_UNAVAIL },
+		{ "null_resp@2", { .null_resp_at = 2 }, PAM_AUTHINFO_UNAVAIL },
+		/* ours: upstream says PAM_SUCCESS and changes nothing */
 		{ "null_entry@2", { .null_entry_at = 2 }, PAM_AUTHTOK_ERR },
-		{ "fail@3", { .fail_at = 3 }, PAM_AUTHTOK_ERR },
-		{ "null_resp@3", { .null_resp_at = 3 }, PAM_AUTHTOK_ERR },
-		{ "null_entry@3", { .null_entry_at = 3 }, PAM_AUTHTOK_ERR },
+		{ "fail@3", { .fail_at = 3 }, PAM_AUTHINFO_UNAVAIL },
+		{ "null_resp@3", { .null_resp_at = 3 }, PAM_AUTHINFO_UNAVAIL },
+		{ "null_entry@3", { .null_entry_at = 3 }, PAM_AUTHINFO_UNAVAIL },
 		/* The long new password does not match the verify answer. */
 		{ "long@2", { .long_answer_at = 2 }, PAM_AUTHINFO_UNAVAIL },
 		{ "long@3", { .long_answer_at = 3 }, PAM_AUTHINFO_UNAVAIL },
-		{ "fail@every", { .fail_at = EVERY }, PAM_CRED_ERR },
+		{ "fail@every", { .fail_at = EVERY }, PAM_AUTHINFO_UNAVAIL },
 	};
 	/* How many calls each case makes before the module stops. */
 	const unsigned int calls[] = { 1, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3,
@@ -360,16 +374,16 @@ static void test_matrix_chauthtok_long(void **state)
 			 PAM_SUCCESS);
 }
 
-/* pam_chatty info error num_lines=2: calls 1, 2 info, calls 3, 4 error. */
+/* pam_chatty info error num_lines=2: calls 1, 2 info, calls 3, 4 error;
+ * a failed call does not stop the others. */
 static void test_chatty(void **state)
 {
 	(void)state;
 	for (unsigned int at = 1; at <= 5; at++) {
 		const struct fault_case cases[] = {
-			{ "fail", { .fail_at = at },
-			  at <= 4 ? PAM_CONV_ERR : PAM_SUCCESS },
+			{ "fail", { .fail_at = at }, PAM_SUCCESS },
 			{ "fail BUF_ERR", { .fail_at = at, .fail_code = PAM_BUF_ERR },
-			  at <= 4 ? PAM_CONV_ERR : PAM_SUCCESS },
+			  PAM_SUCCESS },
 			{ "null_resp", { .null_resp_at = at }, PAM_SUCCESS },
 			{ "null_entry", { .null_entry_at = at }, PAM_SUCCESS },
 			{ "long", { .long_answer_at = at }, PAM_SUCCESS },

@@ -108,6 +108,8 @@ bool mt_log_has(const char *needle);
 size_t mt_log_count(void);
 /* How many captured lines contain NEEDLE. */
 size_t mt_log_count_has(const char *needle);
+/* How many captured lines of priority PRIO (LOG_ERR, ...) contain NEEDLE. */
+size_t mt_log_count_prio(int prio, const char *needle);
 /* Prints the captured lines to stderr (for failing tests). */
 void mt_log_dump(void);
 

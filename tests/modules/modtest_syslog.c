@@ -23,10 +23,11 @@ void __syslog_chk(int pri, int flag, const char *fmt, ...);
 void __vsyslog_chk(int pri, int flag, const char *fmt, va_list ap);
 
 static char **mt_lines;
+static int *mt_prios; /* each line's priority, without the facility */
 static size_t mt_nlines;
 static size_t mt_cap;
 
-static void mt_log_v(const char *fmt, va_list ap)
+static void mt_log_v(int pri, const char *fmt, va_list ap)
 {
 	char *s = NULL;
 
@@ -36,14 +37,19 @@ static void mt_log_v(const char *fmt, va_list ap)
 	if (mt_nlines == mt_cap) {
 		size_t ncap = mt_cap ? mt_cap * 2 : 64;
 		char **n = realloc(mt_lines, ncap * sizeof(*n));
+		int *p = n ? realloc(mt_prios, ncap * sizeof(*p)) : NULL;
 
-		if (n == NULL) {
+		if (n != NULL) {
+			mt_lines = n;
+		}
+		if (p == NULL) {
 			free(s);
 			return;
 		}
-		mt_lines = n;
+		mt_prios = p;
 		mt_cap = ncap;
 	}
+	mt_prios[mt_nlines] = pri & 7; /* LOG_PRIMASK */
 	mt_lines[mt_nlines++] = s;
 	if (getenv("MT_LOG_STDERR") != NULL) {
 		fprintf(stderr, "syslog: %s\n", s);
@@ -54,34 +60,30 @@ void syslog(int pri, const char *fmt, ...)
 {
 	va_list ap;
 
-	(void)pri;
 	va_start(ap, fmt);
-	mt_log_v(fmt, ap);
+	mt_log_v(pri, fmt, ap);
 	va_end(ap);
 }
 
 void vsyslog(int pri, const char *fmt, va_list ap)
 {
-	(void)pri;
-	mt_log_v(fmt, ap);
+	mt_log_v(pri, fmt, ap);
 }
 
 void __syslog_chk(int pri, int flag, const char *fmt, ...)
 {
 	va_list ap;
 
-	(void)pri;
 	(void)flag;
 	va_start(ap, fmt);
-	mt_log_v(fmt, ap);
+	mt_log_v(pri, fmt, ap);
 	va_end(ap);
 }
 
 void __vsyslog_chk(int pri, int flag, const char *fmt, va_list ap)
 {
-	(void)pri;
 	(void)flag;
-	mt_log_v(fmt, ap);
+	mt_log_v(pri, fmt, ap);
 }
 
 void mt_log_clear(void)
@@ -90,7 +92,9 @@ void mt_log_clear(void)
 		free(mt_lines[i]);
 	}
 	free(mt_lines);
+	free(mt_prios);
 	mt_lines = NULL;
+	mt_prios = NULL;
 	mt_nlines = 0;
 	mt_cap = 0;
 }
@@ -111,6 +115,16 @@ size_t mt_log_count_has(const char *needle)
 
 	for (size_t i = 0; i < mt_nlines; i++) {
 		n += strstr(mt_lines[i], needle) != NULL;
+	}
+	return n;
+}
+
+size_t mt_log_count_prio(int prio, const char *needle)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < mt_nlines; i++) {
+		n += mt_prios[i] == prio && strstr(mt_lines[i], needle) != NULL;
 	}
 	return n;
 }

@@ -157,19 +157,37 @@ static void change_no_answer(void **state)
 
 	mt_passdb(t, orig);
 	mt_matrix_service(t, "");
-	/* No old password. */
+	/* As upstream: a failed conversation at any prompt is
+	 * PAM_AUTHINFO_UNAVAIL, a NULL old password PAM_CRED_ERR, a NULL
+	 * verification PAM_AUTHINFO_UNAVAIL. */
 	mt_conv_init(&c, 0);
+	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_CHAUTHTOK, 0),
+			 PAM_AUTHINFO_UNAVAIL);
+	mt_conv_free(&c);
+	mt_conv_init(&c, 1, NULL);
 	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_CHAUTHTOK, 0),
 			 PAM_CRED_ERR);
 	mt_conv_free(&c);
-	/* No new password, or no verification. */
 	mt_conv_init(&c, 1, "old");
 	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_CHAUTHTOK, 0),
-			 PAM_AUTHTOK_ERR);
+			 PAM_AUTHINFO_UNAVAIL);
+	mt_conv_free(&c);
+	mt_conv_init(&c, 2, "old", "new");
+	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_CHAUTHTOK, 0),
+			 PAM_AUTHINFO_UNAVAIL);
 	mt_conv_free(&c);
 	mt_conv_init(&c, 3, "old", "new", NULL);
 	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_CHAUTHTOK, 0),
+			 PAM_AUTHINFO_UNAVAIL);
+	mt_conv_free(&c);
+	/* Ours: a NULL new password is PAM_AUTHTOK_ERR (upstream says
+	 * PAM_SUCCESS and changes nothing). */
+	mt_conv_init(&c, 3, "old", NULL, "new");
+	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_CHAUTHTOK, 0),
 			 PAM_AUTHTOK_ERR);
+	assert_true(mt_log_has("no answer to \"New Password :\" for user "
+			       "alice: the conversation function answered "
+			       "with a NULL string"));
 	mt_conv_free(&c);
 	assert_passdb(t, orig, sizeof(orig) - 1);
 }
@@ -217,26 +235,31 @@ static void change_no_passdb(void **state)
 	mt_conv_free(&c);
 }
 
-/* Every byte outside the changed password stays, even bad lines. */
+/* Every line of the user that is read gets the new password, as upstream
+ * rewrites it (blanks after its colons dropped, a CR kept in the
+ * service); every other byte stays, even bad lines and comments (which
+ * upstream drops). */
 static void change_keeps_bytes(void **state)
 {
 	struct mt_env *t = *state;
 	struct mt_conv c;
 	static const char orig[] = "#c1\n"
 				   "\n"
-				   "alice:crlf:svc\r\n"
+				   "alice:short\n"
 				   "x:n\0l:svc\n"
 				   "short\n"
 				   "alice:old:Svc\n"
-				   "alice:dup:svc\n"
+				   "bob: b:\tsvc\n"
+				   "alice: dup:\tsvc\r\n"
 				   "#tail";
 	static const char want[] = "#c1\n"
 				   "\n"
-				   "alice:crlf:svc\r\n"
+				   "alice:short\n"
 				   "x:n\0l:svc\n"
 				   "short\n"
 				   "alice:brand-new:Svc\n"
-				   "alice:dup:svc\n"
+				   "bob: b:\tsvc\n"
+				   "alice:brand-new:svc\r\n"
 				   "#tail";
 
 	mt_write(t, "passdb", orig, sizeof(orig) - 1);
@@ -247,11 +270,12 @@ static void change_keeps_bytes(void **state)
 	mt_conv_free(&c);
 	assert_passdb(t, want, sizeof(want) - 1);
 
-	/* Last line without a newline. */
+	/* Last line without a newline: rewritten with one, as upstream
+	 * does. */
 	mt_passdb(t, "bob:b:svc\nalice:old:svc");
 	assert_int_equal(change(t, "alice", "old", "", "", &c), PAM_SUCCESS);
 	mt_conv_free(&c);
-	assert_passdb(t, "bob:b:svc\nalice::svc", 20);
+	assert_passdb(t, "bob:b:svc\nalice::svc\n", 21);
 	assert_int_equal(mt_auth(t, "alice", ""), PAM_SUCCESS);
 }
 
@@ -350,9 +374,11 @@ static void chauthtok_direct_flags(void **state)
 
 	mt_passdb(t, "alice:old:svc\n");
 	mt_conv_init(&c, 3, "old", "n", "n");
-	assert_int_equal(shim_run(t, "update", &c), PAM_NO_MODULE_DATA);
+	/* As upstream: without the old password item, before anything
+	 * else (test_module_table.c has the missing module data). */
+	assert_int_equal(shim_run(t, "update", &c), PAM_AUTHINFO_UNAVAIL);
 	assert_int_equal(c.nmsgs, 0);
-	assert_true(mt_log_has("without a preliminary check"));
+	assert_true(mt_log_has("PAM_OLDAUTHTOK is unset"));
 	assert_int_equal(shim_run(t, "none", &c), PAM_SYSTEM_ERR);
 	assert_int_equal(c.nmsgs, 0);
 	assert_passdb(t, "alice:old:svc\n", 14);

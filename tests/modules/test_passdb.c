@@ -177,82 +177,10 @@ static int teardown(void **state)
 /* What ends a test whose passdb open or read blocks (tu_alarm). */
 #define BLOCKED_MSG "timed out: opening or reading the passdb blocked\n"
 
-/* ---- the reference reading ------------------------------------------ */
-
-
-struct ref {
-	bool found;
-	const char *pass, *service;
-	size_t pass_len, service_len;
-	char **want; /* expected log lines */
-	size_t nwant;
-};
-
-static void ref_free(struct ref *r)
-{
-	for (size_t i = 0; i < r->nwant; i++) {
-		free(r->want[i]);
-	}
-	free(r->want);
-	memset(r, 0, sizeof(*r));
-}
-
-static void ref_want(struct ref *r, const char *path, unsigned long lineno,
-		     const char *why)
-{
-	r->want = realloc(r->want, (r->nwant + 1) * sizeof(*r->want));
-	assert_non_null(r->want);
-	assert_true(asprintf(&r->want[r->nwant++], "%s:%lu: %s, line skipped",
-			     path, lineno, why) > 0);
-}
-
-/* What a lookup of USER in D[0, N) must answer and log. */
-static void ref_lookup(const char *path, const char *d, size_t n,
-		       const char *user, struct ref *r)
-{
-	size_t ulen = strlen(user);
-	bool can = ulen > 0 && ulen < 8192 && strpbrk(user, ":\n") == NULL;
-
-	memset(r, 0, sizeof(*r));
-	/* two readings: with the user's lines only, then all lines */
-	for (int all = 0; all < 2 && !r->found; all++) {
-		unsigned long lineno = 0;
-		size_t pos = 0;
-
-		for (size_t i = 0; i < r->nwant; i++) {
-			free(r->want[i]);
-		}
-		r->nwant = 0;
-		while (pos < n) {
-			const char *p = d + pos;
-			const char *nl = memchr(p, '\n', n - pos);
-			size_t len = nl ? (size_t)(nl - p) : n - pos;
-			const char *why = ref_why(p, len);
-			bool mine = can && len > ulen && p[ulen] == ':' &&
-				    memcmp(p, user, ulen) == 0;
-
-			lineno++;
-			pos += len + 1;
-			if (why == NULL && mine) {
-				const char *c2 = memchr(p + ulen + 1, ':',
-							len - ulen - 1);
-
-				r->found = true;
-				r->pass = p + ulen + 1;
-				r->pass_len = (size_t)(c2 - r->pass);
-				r->service = c2 + 1;
-				r->service_len = (size_t)(p + len - r->service);
-				break;
-			}
-			if (why != NULL && *why != '\0' && (all || mine)) {
-				ref_want(r, path, lineno, why);
-			}
-		}
-	}
-}
+/* ---- the reference reading (passdb_ref.h) ------------------------------ */
 
 /* The captured log is exactly R's expected lines. */
-static void check_logs(const struct ref *r, const char *what)
+static void check_logs(const struct ref_result *r, const char *what)
 {
 	bool ok = nlogs == r->nwant;
 
@@ -275,7 +203,7 @@ static void check_lookup(const char *path, const char *d, size_t n,
 			 const char *user, const char *what)
 {
 	struct pm_found f = PM_FOUND_INIT;
-	struct ref r;
+	struct ref_result r;
 
 	ref_lookup(path, d, n, user, &r);
 	log_clear();
@@ -285,15 +213,16 @@ static void check_lookup(const char *path, const char *d, size_t n,
 		fail_msg("%s: found %d, reference %d", what, f.found, r.found);
 	}
 	if (f.found) {
-		assert_int_equal(f.pass_len, r.pass_len);
-		assert_memory_equal(f.pass, r.pass, r.pass_len);
+		assert_int_equal(f.pass_len, r.f.pass_len);
+		assert_memory_equal(f.pass, r.f.pass, r.f.pass_len);
 		assert_int_equal(f.pass[f.pass_len], '\0');
-		assert_int_equal(f.service_len, r.service_len);
-		assert_memory_equal(f.service, r.service, r.service_len);
+		assert_int_equal(f.service_len, r.f.svc_len);
+		assert_memory_equal(f.service, r.f.svc, r.f.svc_len);
 		assert_int_equal(f.service[f.service_len], '\0');
+		assert_int_equal(f.flags, r.f.bits);
 	}
 	pm_found_free(&f);
-	ref_free(&r);
+	ref_result_free(&r);
 	log_clear();
 }
 
@@ -331,7 +260,7 @@ static void random_line(struct buf *b, bool good, unsigned i)
 		puts_(b, tmp);
 		return;
 	}
-	switch (rnd(17)) {
+	switch (rnd(22)) {
 	case 0:
 		break; /* empty */
 	case 1:
@@ -396,6 +325,22 @@ static void random_line(struct buf *b, bool good, unsigned i)
 		puts_(b, u);
 		puts_(b, ":late:svc");
 		break;
+	case 17:
+		puts_(b, u);
+		puts_(b, rnd(2) ? ":pw:svc:locked" : ":pw:s:expired,,must_change");
+		break;
+	case 18:
+		puts_(b, u);
+		puts_(b, rnd(2) ? ":pw:svc:lockd" : ":pw:svc:");
+		break;
+	case 19:
+		puts_(b, u);
+		puts_(b, rnd(2) ? ": pw:\tsvc" : ":\t \t:  ");
+		break;
+	case 20:
+		puts_(b, u);
+		puts_(b, ":pw:svc:locked\r");
+		break;
 	default:
 		puts_(b, u);
 		snprintf(tmp, sizeof(tmp), ":pw%u:", i);
@@ -451,59 +396,80 @@ static void lookup_reports(void **state)
 {
 	struct env *t = *state;
 	struct buf b = { NULL, 0, 0 };
-	char want[PATH_MAX + 128];
-	const char *who[] = { "alice", "bob", "nobody", "", "a:b", "alic" };
+	char want[PATH_MAX + 256];
+	const char *who[] = { "alice", "bob", "nobody", "", "a:b", "alic",
+			      "zed", "carol", "dave" };
 
 	puts_(&b, "# comment\n");            /* 1 */
 	puts_(&b, "alice:x\n");              /* 2 too few, alice's */
 	puts_(&b, "bob\n");                  /* 3 too few */
 	puts_(&b, "\n");                     /* 4 blank */
-	puts_(&b, "alice:a:b:c:d\n");        /* 5 too many, alice's */
-	putc_n(&b, ' ', 9000);               /* 6 long (and blank) */
-	puts_(&b, "\n#");                    /* 7 a long comment */
+	putc_n(&b, ' ', 9000);               /* 5 long (and blank) */
+	puts_(&b, "\n#");                    /* 6 a long comment */
 	putc_n(&b, 'x', 9000);
-	puts_(&b, "\nalice:pw:svc\n");       /* 8 alice */
-	puts_(&b, "alice:x:y\r\n");          /* 9 CR, after alice */
-	puts_(&b, "zed:1:2:3:4\n");          /* 10 too many */
+	puts_(&b, "\nalice:a:b:c:d\n");      /* 7 alice: service b:c:d */
+	puts_(&b, "alice:pw:svc\n");         /* 8 alice, second */
+	puts_(&b, "carol:pw:svc:lockd\n");   /* 9 carol, a note */
+	puts_(&b, "dave:pw:svc\r\n");        /* 10 dave, a note */
 	puts_(&b, "bob:");                   /* 11 bob's, long */
 	putc_n(&b, 'b', 9000);
-	puts_(&b, "\n:no:user");             /* 12 empty user, no '\n' */
+	puts_(&b, "\n:no:user");             /* 12 the empty user */
 	tu_write_file(t->path, b.d, b.n, 0644);
 
-	/* Found: only the lines that start with "alice:" before line 8. */
 	for (size_t i = 0; i < sizeof(who) / sizeof(who[0]); i++) {
 		check_lookup(t->path, b.d, b.n, who[i], who[i]);
 	}
 	{
 		struct pm_found f = PM_FOUND_INIT;
 
+		/* Found on line 7: only alice's skipped line 2 before it. */
 		assert_int_equal(pm_passdb_lookup(NULL, t->path, "alice", &f),
 				 PAM_SUCCESS);
 		assert_true(f.found);
-		assert_string_equal(f.pass, "pw");
-		assert_string_equal(f.service, "svc");
-		assert_int_equal(nlogs, 2);
+		assert_string_equal(f.pass, "a");
+		assert_string_equal(f.service, "b:c:d");
+		assert_int_equal(nlogs, 1);
 		snprintf(want, sizeof(want),
 			 "%s:2: too few fields (expected user:password:"
 			 "service[:flags]), line skipped", t->path);
 		assert_string_equal(logs[0], want);
-		snprintf(want, sizeof(want), "%s:5: too many fields", t->path);
-		assert_non_null(strstr(logs[1], want));
 		log_clear();
-		/* Unknown: all twelve but the comments, in order. */
+		/* Found with a note: the line used is named. */
+		assert_int_equal(pm_passdb_lookup(NULL, t->path, "carol", &f),
+				 PAM_SUCCESS);
+		assert_true(f.found);
+		assert_string_equal(f.service, "svc:lockd");
+		assert_int_equal(nlogs, 1);
+		snprintf(want, sizeof(want), "%s:9: the fourth field is not",
+			 t->path);
+		assert_non_null(strstr(logs[0], want));
+		log_clear();
+		assert_int_equal(pm_passdb_lookup(NULL, t->path, "dave", &f),
+				 PAM_SUCCESS);
+		assert_string_equal(f.service, "svc\r");
+		snprintf(want, sizeof(want),
+			 "%s:10: line ends with CR (CRLF line ending?): the "
+			 "CR is part of the service",
+			 t->path);
+		assert_one_log(want);
+		log_clear();
+		/* Unknown: every skipped line, in order. */
 		assert_int_equal(pm_passdb_lookup(NULL, t->path, "nobody", &f),
 				 PAM_SUCCESS);
 		assert_false(f.found);
-		assert_int_equal(nlogs, 9);
-		snprintf(want, sizeof(want), "%s:6: line longer than 8192",
+		assert_int_equal(nlogs, 5);
+		snprintf(want, sizeof(want), "%s:5: line longer than 8192",
 			 t->path);
-		assert_non_null(strstr(logs[4], want));
+		assert_non_null(strstr(logs[3], want));
 		snprintf(want, sizeof(want), "%s:11: line longer than 8192",
 			 t->path);
-		assert_non_null(strstr(logs[7], want));
-		snprintf(want, sizeof(want), "%s:12: empty user name",
-			 t->path);
-		assert_non_null(strstr(logs[8], want));
+		assert_non_null(strstr(logs[4], want));
+		log_clear();
+		/* The empty name is the one of line 12. */
+		assert_int_equal(pm_passdb_lookup(NULL, t->path, "", &f),
+				 PAM_SUCCESS);
+		assert_true(f.found);
+		assert_string_equal(f.pass, "no");
 		log_clear();
 		pm_found_free(&f);
 	}
@@ -692,14 +658,44 @@ static void refuse_fifo(void **state)
 	check_refused(t->path, "passdb is not a regular file");
 }
 
-/* Devices: /dev/zero never ends, /dev/null is empty. */
+/* A passdb that reads as empty, as upstream reads it: found nobody,
+ * changed nobody's password, at once. */
+static void check_empty(const char *path, const char *log)
+{
+	struct pm_found f = PM_FOUND_INIT;
+	double t0 = tu_now();
+
+	log_clear();
+	tu_alarm(10, BLOCKED_MSG);
+	assert_int_equal(pm_passdb_lookup(NULL, path, "alice", &f),
+			 PAM_SUCCESS);
+	assert_false(f.found);
+	if (log != NULL) {
+		assert_one_log(log);
+	} else {
+		assert_int_equal(nlogs, 0);
+	}
+	log_clear();
+	assert_int_equal(pm_passdb_set_password(NULL, path, "alice", "n"),
+			 PAM_USER_UNKNOWN);
+	alarm(0);
+	log_clear();
+	assert_true(tu_now() - t0 < 1.0);
+}
+
+/* Devices: /dev/zero never ends (refused); /dev/null and a directory read
+ * as empty, as upstream reads them (a directory with an error message). */
 static void refuse_devices(void **state)
 {
 	struct env *t = *state;
+	char want[PATH_MAX + 64];
 
 	check_refused("/dev/zero", "passdb is not a regular file");
-	check_refused("/dev/null", "passdb is not a regular file");
-	check_refused(t->dir, "passdb is not a regular file");
+	check_empty("/dev/null", NULL);
+	snprintf(want, sizeof(want),
+		 "%s: passdb is a directory, read as an empty file (no users)",
+		 t->dir);
+	check_empty(t->dir, want);
 }
 
 /* A sparse file of PM_PASSDB_MAX + 1 bytes: refused by its size. */
@@ -1038,6 +1034,77 @@ static void set_password_reports(void **state)
 	assert_int_equal(nlogs, 5);
 	assert_non_null(strstr(logs[4], "no line for user nobody"));
 	log_clear();
+	/* A leading blank would be dropped by the next reading. */
+	assert_int_equal(pm_passdb_set_password(NULL, t->path, "alice", " x"),
+			 PAM_AUTHTOK_ERR);
+	assert_non_null(strstr(logs[nlogs - 1],
+			       "passdb:4: new password starts with a blank"));
+	log_clear();
+}
+
+/*
+ * Random passdbs, users and new passwords (some that cannot be stored):
+ * pm_passdb_set_password answers, logs and leaves the file (byte for byte,
+ * mode kept) as the reference rewrite says: every line of the user that
+ * is read rewritten, every other byte kept.
+ */
+static void set_password_random(void **state)
+{
+	struct env *t = *state;
+	struct buf b = { NULL, 0, 0 };
+	static const char *const pws[] = { "n3w", "", "a:b", " lead", "x\ry",
+					   "in ner", "tab\t" };
+	char what[160];
+
+	for (int it = 0; it < 400; it++) {
+		const char *user = users[rnd(NUSERS)];
+		const char *pw = pws[rnd(sizeof(pws) / sizeof(pws[0]))];
+		char *want = NULL, *got;
+		size_t wlen = 0, glen = 0;
+		struct ref_result r;
+		int rv, rrv;
+
+		random_passdb(&b, rnd(40), rnd(3) != 0);
+		tu_write_file(t->path, b.d, b.n, 0640);
+		snprintf(what, sizeof(what), "iteration %d, user \"%s\"", it,
+			 user);
+		ref_lookup(t->path, b.d, b.n, user, &r);
+		rrv = ref_set_password(b.d, b.n, user, pw, &want, &wlen);
+		log_clear();
+		rv = pm_passdb_set_password(NULL, t->path, user, pw);
+		if (rv != rrv) {
+			log_dump();
+			fail_msg("%s: returned %d, reference %d", what, rv, rrv);
+		}
+		/* the lookup's reports, then the error, if any */
+		assert_true(nlogs >= r.nwant);
+		for (size_t i = 0; i < r.nwant; i++) {
+			assert_string_equal(logs[i], r.want[i]);
+		}
+		assert_int_equal(nlogs - r.nwant, rv == PAM_SUCCESS ? 0 : 1);
+		got = tu_read_file(t->path, &glen);
+		if (rrv != PAM_SUCCESS) {
+			want = b.d;
+			wlen = b.n;
+		}
+		if (glen != wlen || memcmp(got, want, wlen) != 0) {
+			fail_msg("%s: the passdb after is not the reference's",
+				 what);
+		}
+		if (rrv == PAM_SUCCESS) {
+			free(want);
+		}
+		free(got);
+		ref_result_free(&r);
+		{
+			struct stat st;
+
+			assert_int_equal(stat(t->path, &st), 0);
+			assert_int_equal(st.st_mode & 07777, 0640);
+		}
+	}
+	log_clear();
+	free(b.d);
 }
 
 /* ---- passwords are wiped before their memory is freed ---------------- */
@@ -1149,6 +1216,7 @@ int main(int argc, char **argv)
 		T(inplace_rewrite),
 		T(fork_first_lookups),
 		T(set_password_reports),
+		T(set_password_random),
 		T(secrets_wiped),
 #undef T
 	};

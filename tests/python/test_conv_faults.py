@@ -53,13 +53,16 @@ def passdb_text(svc):
         return f.read()
 
 
+# As upstream's pam_matrix (tests/modules/test_module_table.c): a failed
+# call or no reply array is PAM_AUTHINFO_UNAVAIL, a NULL answer to a
+# password it checks PAM_CRED_ERR.
 @pytest.mark.parametrize("faults, rv", [
     ({}, pypamtest.PAM_SUCCESS),
-    ({"conv_fail_at": 1}, pypamtest.PAM_CRED_ERR),
+    ({"conv_fail_at": 1}, pypamtest.PAM_AUTHINFO_UNAVAIL),
     ({"conv_fail_at": 1, "conv_fail_code": pypamtest.PAM_BUF_ERR},
-     pypamtest.PAM_CRED_ERR),
-    ({"conv_fail_at": EVERY}, pypamtest.PAM_CRED_ERR),
-    ({"conv_null_resp_at": 1}, pypamtest.PAM_CRED_ERR),
+     pypamtest.PAM_AUTHINFO_UNAVAIL),
+    ({"conv_fail_at": EVERY}, pypamtest.PAM_AUTHINFO_UNAVAIL),
+    ({"conv_null_resp_at": 1}, pypamtest.PAM_AUTHINFO_UNAVAIL),
     ({"conv_null_entry_at": 1}, pypamtest.PAM_CRED_ERR),
     ({"conv_long_answer": True}, pypamtest.PAM_AUTH_ERR),
     ({"conv_long_answer_at": 1, "conv_long_answer_len": 513},
@@ -76,7 +79,8 @@ def test_failed_case_raises_as_usual(matrix):
         pypamtest.run_pamtest("neo", "matrix", [Case(AUTH)],
                               echo_off=["secret"], conv_fail_at=1)
     assert e.value.args[0].endswith(
-        "returned [%d] (PAM_CRED_ERR)" % pypamtest.PAM_CRED_ERR)
+        "returned [%d] (PAM_AUTHINFO_UNAVAIL)"
+        % pypamtest.PAM_AUTHINFO_UNAVAIL)
 
 
 def test_long_answer_is_taken_whole(matrix):
@@ -128,16 +132,18 @@ def test_fail_code_reaches_the_module(svc, code):
 
 
 @pytest.mark.parametrize("faults, rv", [
-    ({"conv_fail_at": 1}, pypamtest.PAM_CRED_ERR),
-    ({"conv_null_resp_at": 1}, pypamtest.PAM_CRED_ERR),
+    ({"conv_fail_at": 1}, pypamtest.PAM_AUTHINFO_UNAVAIL),
+    ({"conv_null_resp_at": 1}, pypamtest.PAM_AUTHINFO_UNAVAIL),
     ({"conv_null_entry_at": 1}, pypamtest.PAM_CRED_ERR),
     ({"conv_long_answer_at": 1}, pypamtest.PAM_AUTH_ERR),
-    ({"conv_fail_at": 2}, pypamtest.PAM_AUTHTOK_ERR),
+    ({"conv_fail_at": 2}, pypamtest.PAM_AUTHINFO_UNAVAIL),
     ({"conv_fail_at": 2, "conv_fail_code": pypamtest.PAM_BUF_ERR},
-     pypamtest.PAM_AUTHTOK_ERR),
-    ({"conv_null_resp_at": 2}, pypamtest.PAM_AUTHTOK_ERR),
-    ({"conv_null_entry_at": 3}, pypamtest.PAM_AUTHTOK_ERR),
-    ({"conv_fail_at": 3}, pypamtest.PAM_AUTHTOK_ERR),
+     pypamtest.PAM_AUTHINFO_UNAVAIL),
+    ({"conv_null_resp_at": 2}, pypamtest.PAM_AUTHINFO_UNAVAIL),
+    # ours: upstream says PAM_SUCCESS for a NULL new password
+    ({"conv_null_entry_at": 2}, pypamtest.PAM_AUTHTOK_ERR),
+    ({"conv_null_entry_at": 3}, pypamtest.PAM_AUTHINFO_UNAVAIL),
+    ({"conv_fail_at": 3}, pypamtest.PAM_AUTHINFO_UNAVAIL),
     ({"conv_long_answer_at": 2}, pypamtest.PAM_AUTHINFO_UNAVAIL),
 ])
 def test_matrix_chauthtok(matrix, faults, rv):
@@ -157,19 +163,20 @@ def test_chauthtok_to_a_long_password(matrix):
 def test_chatty(matrix, at):
     info = ("Authentication succeeded",) * 2
     errors = ("Authentication generated an error",) * 2
-    # A failed call fails the module, whatever its code.
+    got = list(info + errors)
+    del got[at - 1]
+    # As upstream's: a failed call, whatever its code, stops nothing and
+    # fails nothing; its message is not recorded.
     for code in (pypamtest.PAM_CONV_ERR, pypamtest.PAM_BUF_ERR,
                  pypamtest.PAM_SYSTEM_ERR):
-        pypamtest.run_pamtest("neo", "chatty",
-                              [Case(AUTH, pypamtest.PAM_CONV_ERR)],
-                              conv_fail_at=at, conv_fail_code=code)
+        res = pypamtest.run_pamtest("neo", "chatty", [Case(AUTH)],
+                                    conv_fail_at=at, conv_fail_code=code)
+        assert list(res.info + res.errors) == got
     # Messages need no answer: no array or NULL answers are fine, the
     # faulted call's message is not recorded.
     for kw in ("conv_null_resp_at", "conv_null_entry_at"):
         res = pypamtest.run_pamtest("neo", "chatty", [Case(AUTH)], **{kw: at})
         assert len(res.info) + len(res.errors) == 3
-        got = list(info + errors)
-        del got[at - 1]
         assert list(res.info + res.errors) == got
     res = pypamtest.run_pamtest("neo", "chatty", [Case(AUTH)],
                                 conv_long_answer_at=at)
@@ -179,10 +186,12 @@ def test_chatty(matrix, at):
 def test_calls_are_counted_across_cases(matrix):
     # authenticate is call 1, the second authenticate call 2.
     pypamtest.run_pamtest("neo", "matrix",
-                          [Case(AUTH), Case(AUTH, pypamtest.PAM_CRED_ERR)],
+                          [Case(AUTH),
+                           Case(AUTH, pypamtest.PAM_AUTHINFO_UNAVAIL)],
                           echo_off=["secret", "secret"], conv_fail_at=2)
     pypamtest.run_pamtest("neo", "matrix",
-                          [Case(AUTH, pypamtest.PAM_CRED_ERR), Case(AUTH)],
+                          [Case(AUTH, pypamtest.PAM_AUTHINFO_UNAVAIL),
+                           Case(AUTH)],
                           echo_off=["secret"], conv_null_resp_at=1)
 
 

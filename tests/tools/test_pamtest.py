@@ -550,18 +550,22 @@ run acct_mgmt
 
 
 # pam_matrix verbose under conversation faults: call 1 is the password
-# prompt, call 2 the verbose message (HEADER is lines 1-6).
+# prompt, call 2 the verbose message (HEADER is lines 1-6); in chauthtok
+# call 2 is the verbose report of the old password, call 3 the new one.  As upstream's:
+# a failed conversation or no reply array is PAM_AUTHINFO_UNAVAIL without
+# a verbose report, a NULL answer PAM_CRED_ERR with one.
 FAULTS = HEADER + """\
-run authenticate expect PAM_CRED_ERR
+run authenticate expect PAM_AUTHINFO_UNAVAIL
     fault fail at 1
-    error "Authentication failed"
-run authenticate expect PAM_CRED_ERR
+    no-error
+run authenticate expect PAM_AUTHINFO_UNAVAIL
     fault fail code PAM_BUF_ERR
     no-error
-run authenticate expect PAM_CRED_ERR
+run authenticate expect PAM_AUTHINFO_UNAVAIL
     fault null-resp at 1
 run authenticate expect PAM_CRED_ERR
-    fault null-entry
+    fault null-entry at 1
+    error "Authentication failed"
 run authenticate expect PAM_AUTH_ERR
     fault long-answer length 513
     error "Authentication failed"
@@ -571,14 +575,15 @@ run authenticate
     no-info
 run chauthtok expect PAM_AUTHTOK_ERR
     prompt "Old password: " answer secret
-    fault null-entry at 2
+    info "Authentication succeeded"
+    fault null-entry at 3
 start
     fault fail at 3
 run authenticate
     prompt "Password: " answer secret
     info "Authentication succeeded"
-run authenticate expect PAM_CRED_ERR
-    error "Authentication failed"
+run authenticate expect PAM_AUTHINFO_UNAVAIL
+    no-error
 run authenticate
     prompt "Password: " answer secret
 """
@@ -611,7 +616,8 @@ run authenticate expect PAM_AUTH_ERR
     assert r.returncode == 1
     out = r.stdout
     assert f"{sc}:7: authenticate returned PAM_SUCCESS, expected PAM_CRED_ERR" in out
-    assert f"{sc}:9: authenticate returned PAM_CRED_ERR, expected PAM_SUCCESS" in out
+    assert (f"{sc}:9: authenticate returned PAM_AUTHINFO_UNAVAIL, "
+            "expected PAM_SUCCESS") in out
     assert f'{sc}:10: prompt "Password: " was never asked' in out
     assert f"{sc}:14: authenticate returned PAM_AUTH_ERR, expected PAM_SUCCESS" in out
     assert "FAILED: 1 passed, 3 failed" in out

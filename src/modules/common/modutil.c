@@ -58,12 +58,13 @@ void pwrap_free_secret(char *s)
 }
 
 int pwrap_conv_one(pam_handle_t *pamh, int style, const char *text,
-		   char **answer)
+		   char **answer, const char **cause)
 {
 	const struct pam_conv *conv = NULL;
 	struct pam_message msg;
 	const struct pam_message *msgp = &msg;
 	struct pam_response *resp = NULL;
+	const char *why = NULL;
 	int rv;
 
 	if (answer != NULL) {
@@ -71,22 +72,30 @@ int pwrap_conv_one(pam_handle_t *pamh, int style, const char *text,
 	}
 	rv = pam_get_item(pamh, PAM_CONV, (const void **)&conv);
 	if (rv != PAM_SUCCESS) {
-		return rv;
+		why = "cannot get the conversation";
+		goto out;
 	}
 	if (conv == NULL || conv->conv == NULL) {
-		return PAM_CONV_ERR;
+		why = "the application gave no conversation function";
+		rv = PAM_CONV_ERR;
+		goto out;
 	}
 
 	msg.msg_style = style;
 	msg.msg = (char *)text;	/* OpenPAM declares it char *; never written */
 	rv = conv->conv(1, &msgp, &resp, conv->appdata_ptr);
-	if (rv == PAM_SUCCESS && answer != NULL) {
-		if (resp != NULL && resp->resp != NULL) {
-			/* Ownership of the string moves to the caller. */
-			*answer = resp->resp;
-			resp->resp = NULL;
-		} else {
-			rv = PAM_CONV_ERR;
+	if (rv != PAM_SUCCESS) {
+		why = "the conversation function failed";
+	} else if (answer != NULL && resp == NULL) {
+		why = "the conversation function returned no response";
+		rv = PAM_CONV_ERR;
+	} else if (answer != NULL) {
+		/* Ownership of the string moves to the caller. */
+		*answer = resp->resp;
+		resp->resp = NULL;
+		if (*answer == NULL) {
+			why = "the conversation function answered with a "
+			      "NULL string";
 		}
 	}
 	/* The application allocated the array; whatever it holds that we
@@ -94,6 +103,10 @@ int pwrap_conv_one(pam_handle_t *pamh, int style, const char *text,
 	if (resp != NULL) {
 		pwrap_free_secret(resp->resp);
 		free(resp);
+	}
+out:
+	if (cause != NULL) {
+		*cause = why;
 	}
 	return rv;
 }

@@ -41,11 +41,15 @@
  * Sends one message of STYLE with TEXT through the application's
  * conversation function.  When ANSWER is not NULL the reply is stored there
  * (malloc'd, owned by the caller, who must release it with
- * pwrap_free_secret()); a reply that is missing counts as PAM_CONV_ERR.
- * Replies we do not keep are wiped and freed here.
+ * pwrap_free_secret()); a response whose string is NULL gives PAM_SUCCESS
+ * and *ANSWER NULL, and *CAUSE (when CAUSE is not NULL) says so.  Fails
+ * with the conversation's own error, or PAM_CONV_ERR when there is no
+ * conversation function or (ANSWER not NULL) no response at all; *CAUSE
+ * then names which, for the log.  Replies we do not keep are wiped and
+ * freed here.
  */
 int pwrap_conv_one(pam_handle_t *pamh, int style, const char *text,
-		   char **answer);
+		   char **answer, const char **cause);
 
 /* Wipes a NUL-terminated secret and frees it; NULL is fine. */
 void pwrap_free_secret(char *s);

@@ -6,9 +6,11 @@
  * Options: num_lines=N (default 3), info (send N PAM_TEXT_INFO
  * "Authentication succeeded"), error (send N PAM_ERROR_MSG "Authentication
  * generated an error"; after the info messages when both are given).  Each
- * message is its own conversation call, so any N works whatever the
- * application's limit on messages per call.  The other management groups do
- * nothing and succeed.
+ * message is its own conversation call, as upstream sends them, so any N
+ * works whatever the application's limit on messages per call; upstream
+ * keeps N between 3 and 16.  A failed conversation does not stop the
+ * messages nor fail the module, as upstream's.  The other management groups
+ * (upstream has none) do nothing and succeed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -69,36 +71,41 @@ static void pc_parse_opts(pam_handle_t *pamh, int argc, const char **argv,
 	}
 }
 
-static int pc_send(pam_handle_t *pamh, unsigned long n, int style,
-		   const char *text)
+/* Sends N messages.  A failed conversation is logged (once) and the
+ * messages go on, as upstream's do: the module still succeeds. */
+static void pc_send(pam_handle_t *pamh, unsigned long n, int style,
+		    const char *text)
 {
-	for (unsigned long i = 0; i < n; i++) {
-		int rv = pwrap_conv_one(pamh, style, text, NULL);
+	bool logged = false;
 
-		if (rv != PAM_SUCCESS) {
-			pam_syslog(pamh, LOG_ERR, "conversation failed: %s",
-				   pam_strerror(pamh, rv));
-			return PAM_CONV_ERR;
+	for (unsigned long i = 0; i < n; i++) {
+		const char *cause = NULL;
+		int rv = pwrap_conv_one(pamh, style, text, NULL, &cause);
+
+		if (rv != PAM_SUCCESS && !logged) {
+			pam_syslog(pamh, LOG_ERR,
+				   "conversation failed: %s (%s); the messages "
+				   "go on",
+				   cause ? cause : "?", pam_strerror(pamh, rv));
+			logged = true;
 		}
 	}
-	return PAM_SUCCESS;
 }
 
 static int pc_authenticate(pam_handle_t *pamh, int flags, int argc,
 			   const char **argv)
 {
 	struct pc_opts o;
-	int rv = PAM_SUCCESS;
 
 	(void)flags;
 	pc_parse_opts(pamh, argc, argv, &o);
 	if (o.info) {
-		rv = pc_send(pamh, o.num_lines, PAM_TEXT_INFO, PC_MSG_INFO);
+		pc_send(pamh, o.num_lines, PAM_TEXT_INFO, PC_MSG_INFO);
 	}
-	if (rv == PAM_SUCCESS && o.error) {
-		rv = pc_send(pamh, o.num_lines, PAM_ERROR_MSG, PC_MSG_ERROR);
+	if (o.error) {
+		pc_send(pamh, o.num_lines, PAM_ERROR_MSG, PC_MSG_ERROR);
 	}
-	return rv;
+	return PAM_SUCCESS;
 }
 
 static int pc_nothing(pam_handle_t *pamh, int flags, int argc,

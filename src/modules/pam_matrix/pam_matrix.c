@@ -9,13 +9,18 @@
  *             give PAM_PERM_DENIED, PAM_ACCT_EXPIRED, PAM_NEW_AUTHTOK_REQD
  *   session   open puts HOMEDIR=/home/<user> into the PAM environment,
  *             close removes it
- *   setcred   puts CRED=/tmp/<user> into the PAM environment
+ *   setcred   puts CRED=/tmp/<user> into the PAM environment (removes it
+ *             for PAM_DELETE_CRED)
  *   password  PRELIM_CHECK verifies the old password, UPDATE_AUTHTOK asks
- *             for the new one twice and rewrites the passdb
+ *             for the new one twice and rewrites the user's lines
  *
- * Options: passdb=PATH (else $PAM_MATRIX_PASSWD), echo, verbose.  The
+ * Every group needs PAM_USER and a passdb it can read.  Options:
+ * passdb=PATH (else $PAM_MATRIX_PASSWD), echo, verbose.  Return codes,
  * prompts and messages are those of upstream pam_wrapper's pam_matrix,
- * which applications' tests match on.  Passwords we read are handed to
+ * which applications' tests match on, except where upstream crashes,
+ * corrupts or reports success for what it did not do (pam_matrix(8),
+ * DIFFERENCES FROM UPSTREAM; tests/modules/table_*.c hold the facts).
+ * Passwords we read are handed to
  * libpam as PAM_AUTHTOK/PAM_OLDAUTHTOK (libpam keeps its own copy, which we
  * never touch again) and our own copies are wiped before they are freed.
  * Every lookup reads the passdb anew (passdb.h) and the module keeps no
@@ -54,28 +59,25 @@ struct pm_opts {
 };
 
 /*
- * Parses the module arguments.  Unknown arguments are logged and ignored;
- * "passdb=" with an empty path is a configuration error (PAM_SERVICE_ERR)
- * rather than a silent fallback to $PAM_MATRIX_PASSWD.  A missing passdb is
- * PAM_AUTHINFO_UNAVAIL.
+ * Parses the module arguments as upstream does, but only whole names:
+ * passdb=PATH (the last one counts; one with an empty PATH is no option,
+ * as upstream reads it), echo, verbose.  Unknown arguments are logged and
+ * ignored.
  */
-static int pm_parse_opts(pam_handle_t *pamh, int argc, const char **argv,
-			 struct pm_opts *o)
+static void pm_parse_opts(pam_handle_t *pamh, int argc, const char **argv,
+			  struct pm_opts *o)
 {
-	bool bad_passdb = false;
-
 	o->passdb = NULL;
 	o->echo = false;
 	o->verbose = false;
-
-	/* All arguments are read even after an error, so that "verbose"
-	 * still reports the failure. */
 	for (int i = 0; i < argc; i++) {
 		const char *v = pwrap_opt_value(argv[i], "passdb");
 
-		if (v != NULL) {
-			bad_passdb = *v == '\0';
-			o->passdb = bad_passdb ? NULL : v;
+		if (v != NULL && *v == '\0') {
+			pam_syslog(pamh, LOG_WARNING,
+				   "option passdb= without a path ignored");
+		} else if (v != NULL) {
+			o->passdb = v;
 		} else if (strcmp(argv[i], "echo") == 0) {
 			o->echo = true;
 		} else if (strcmp(argv[i], "verbose") == 0) {
@@ -85,9 +87,37 @@ static int pm_parse_opts(pam_handle_t *pamh, int argc, const char **argv,
 				   "unknown option \"%s\" ignored", argv[i]);
 		}
 	}
-	if (bad_passdb) {
-		pam_syslog(pamh, LOG_ERR, "option passdb= needs a path");
-		return PAM_SERVICE_ERR;
+}
+
+/* The user name the application gave; we never prompt for one.  The
+ * empty name is a name (of the passdb lines that start with ':'). */
+static int pm_get_user(pam_handle_t *pamh, const char **user)
+{
+	const void *item = NULL;
+	int rv = pam_get_item(pamh, PAM_USER, &item);
+
+	if (rv != PAM_SUCCESS) {
+		return rv;
+	}
+	if (item == NULL) {
+		pam_syslog(pamh, LOG_ERR, "no user name (PAM_USER is unset)");
+		return PAM_BAD_ITEM;
+	}
+	*user = item;
+	return PAM_SUCCESS;
+}
+
+/* The common start of every group: options, user, then which passdb (the
+ * option, else $PAM_MATRIX_PASSWD; none is PAM_AUTHINFO_UNAVAIL). */
+static int pm_begin(pam_handle_t *pamh, int argc, const char **argv,
+		    struct pm_opts *o, const char **user)
+{
+	int rv;
+
+	pm_parse_opts(pamh, argc, argv, o);
+	rv = pm_get_user(pamh, user);
+	if (rv != PAM_SUCCESS) {
+		return rv;
 	}
 	if (o->passdb == NULL) {
 		const char *env = getenv("PAM_MATRIX_PASSWD");
@@ -101,35 +131,6 @@ static int pm_parse_opts(pam_handle_t *pamh, int argc, const char **argv,
 		o->passdb = env;
 	}
 	return PAM_SUCCESS;
-}
-
-/* The user name the application gave; we never prompt for one. */
-static int pm_get_user(pam_handle_t *pamh, const char **user)
-{
-	const void *item = NULL;
-	int rv = pam_get_item(pamh, PAM_USER, &item);
-
-	if (rv != PAM_SUCCESS) {
-		return rv;
-	}
-	if (item == NULL || *(const char *)item == '\0') {
-		pam_syslog(pamh, LOG_ERR, "no user name (PAM_USER is unset)");
-		return PAM_BAD_ITEM;
-	}
-	*user = item;
-	return PAM_SUCCESS;
-}
-
-/* Options and user, the common start of auth, account and password. */
-static int pm_begin(pam_handle_t *pamh, int argc, const char **argv,
-		    struct pm_opts *o, const char **user)
-{
-	int rv = pm_parse_opts(pamh, argc, argv, o);
-
-	if (rv != PAM_SUCCESS) {
-		return rv;
-	}
-	return pm_get_user(pamh, user);
 }
 
 /* Compares without an early exit, so timing does not tell the prefix. */
@@ -147,32 +148,68 @@ static bool pm_secret_equal(const char *a, size_t alen, const char *b,
 	return diff == 0;
 }
 
-static int pm_prompt_style(const struct pm_opts *o)
+/*
+ * Asks PROMPT (echo as the options say).  PAM_SUCCESS with *ANSWER the
+ * reply, or NULL when the application answered a NULL string; otherwise
+ * the conversation failed.  Both are logged with their cause (a NULL
+ * string is not a failed conversation).
+ */
+static int pm_ask(pam_handle_t *pamh, const struct pm_opts *o,
+		  const char *user, const char *prompt, char **answer)
 {
-	return o->echo ? PAM_PROMPT_ECHO_ON : PAM_PROMPT_ECHO_OFF;
+	const char *cause = NULL;
+	int rv = pwrap_conv_one(pamh,
+				o->echo ? PAM_PROMPT_ECHO_ON
+					: PAM_PROMPT_ECHO_OFF,
+				prompt, answer, &cause);
+
+	if (rv != PAM_SUCCESS) {
+		pam_syslog(pamh, LOG_ERR, "no answer to \"%s\" for user %s: "
+			   "%s (%s)", prompt, user, cause ? cause : "?",
+			   pam_strerror(pamh, rv));
+	} else if (*answer == NULL) {
+		pam_syslog(pamh, LOG_ERR, "no answer to \"%s\" for user %s: %s",
+			   prompt, user, cause ? cause : "NULL string");
+	}
+	return rv;
+}
+
+/* The verbose option's report of a check: sent whatever becomes of it. */
+static void pm_report_outcome(pam_handle_t *pamh, const struct pm_opts *o,
+			      bool ok)
+{
+	if (o->verbose) {
+		(void)pwrap_conv_one(pamh, ok ? PAM_TEXT_INFO : PAM_ERROR_MSG,
+				     ok ? PM_MSG_OK : PM_MSG_FAILED, NULL,
+				     NULL);
+	}
 }
 
 /*
- * Asks for USER's password with PROMPT, stores the answer as ITEM for the
- * modules after us, and checks it against the passdb.  An unknown user is
- * asked too and fails like a wrong password.
+ * Looks USER up, asks for the password with PROMPT, stores the answer as
+ * ITEM for the modules after us, and checks it, as upstream does: a passdb
+ * that cannot be read fails before the prompt (PAM_AUTHINFO_UNAVAIL), a
+ * failed conversation gives PAM_AUTHINFO_UNAVAIL, a NULL answer
+ * PAM_CRED_ERR, an unknown user or a wrong password PAM_AUTH_ERR.  The
+ * verbose report follows an answer (NULL too), never a failure before one.
+ * *E gets the user's line (the caller frees it).
  */
 static int pm_verify(pam_handle_t *pamh, const struct pm_opts *o,
-		     const char *user, const char *prompt, int item)
+		     const char *user, const char *prompt, int item,
+		     struct pm_found *e)
 {
-	struct pm_found e = PM_FOUND_INIT;
 	char *answer = NULL;
 	int rv;
 
-	rv = pm_passdb_lookup(pamh, o->passdb, user, &e);
+	rv = pm_passdb_lookup(pamh, o->passdb, user, e);
 	if (rv != PAM_SUCCESS) {
-		goto out;
+		return rv;
 	}
-
-	rv = pwrap_conv_one(pamh, pm_prompt_style(o), prompt, &answer);
+	rv = pm_ask(pamh, o, user, prompt, &answer);
 	if (rv != PAM_SUCCESS) {
-		pam_syslog(pamh, LOG_ERR, "no password for user %s: %s", user,
-			   pam_strerror(pamh, rv));
+		return PAM_AUTHINFO_UNAVAIL;
+	}
+	if (answer == NULL) {
 		rv = PAM_CRED_ERR;
 		goto out;
 	}
@@ -180,25 +217,21 @@ static int pm_verify(pam_handle_t *pamh, const struct pm_opts *o,
 	if (rv != PAM_SUCCESS) {
 		goto out;
 	}
-	if (!e.found) {
+	if (!e->found) {
 		pam_syslog(pamh, LOG_NOTICE, "%s: unknown user %s", o->passdb,
 			   user);
 		rv = PAM_AUTH_ERR;
-	} else if (!pm_secret_equal(e.pass, e.pass_len, answer,
+	} else if (!pm_secret_equal(e->pass, e->pass_len, answer,
 				    strlen(answer))) {
 		pam_syslog(pamh, LOG_NOTICE, "wrong password for user %s",
 			   user);
 		rv = PAM_AUTH_ERR;
-	} else if (item == PAM_AUTHTOK && (e.flags & PM_F_LOCKED)) {
-		/* asked all the same: a locked account looks like any other
-		 * failure to the one who tries */
-		pam_syslog(pamh, LOG_NOTICE, "account of user %s is locked",
-			   user);
-		rv = PAM_AUTH_ERR;
 	}
 out:
+	/* (a locked account is refused by the caller after this) */
+	pm_report_outcome(pamh, o,
+			  rv == PAM_SUCCESS && !(e->flags & PM_F_LOCKED));
 	pwrap_free_secret(answer);
-	pm_found_free(&e);
 	return rv;
 }
 
@@ -206,24 +239,24 @@ static int pm_authenticate(pam_handle_t *pamh, int flags, int argc,
 			   const char **argv)
 {
 	struct pm_opts o;
+	struct pm_found e = PM_FOUND_INIT;
 	const char *user = NULL;
 	int rv;
 
 	(void)flags;
 	rv = pm_begin(pamh, argc, argv, &o, &user);
 	if (rv == PAM_SUCCESS) {
-		rv = pm_verify(pamh, &o, user, PM_PROMPT_PASSWORD,
-			       PAM_AUTHTOK);
+		rv = pm_verify(pamh, &o, user, PM_PROMPT_PASSWORD, PAM_AUTHTOK,
+			       &e);
 	}
-	if (o.verbose) {
-		/* The outcome is reported even if the message fails. */
-		(void)pwrap_conv_one(pamh,
-				     rv == PAM_SUCCESS ? PAM_TEXT_INFO
-						       : PAM_ERROR_MSG,
-				     rv == PAM_SUCCESS ? PM_MSG_OK
-						       : PM_MSG_FAILED,
-				     NULL);
+	if (rv == PAM_SUCCESS && (e.flags & PM_F_LOCKED)) {
+		/* asked all the same: a locked account looks like any other
+		 * failure to the one who tries */
+		pam_syslog(pamh, LOG_NOTICE, "account of user %s is locked",
+			   user);
+		rv = PAM_AUTH_ERR;
 	}
+	pm_found_free(&e);
 	return rv;
 }
 
@@ -294,7 +327,7 @@ static int pm_acct_mgmt(pam_handle_t *pamh, int flags, int argc,
 		pam_syslog(pamh, LOG_NOTICE, "user %s must change the password",
 			   user);
 		(void)pwrap_conv_one(pamh, PAM_TEXT_INFO, PM_MSG_MUST_CHANGE,
-				     NULL);
+				     NULL, NULL);
 		rv = PAM_NEW_AUTHTOK_REQD;
 	} else {
 		rv = PAM_SUCCESS;
@@ -305,15 +338,11 @@ static int pm_acct_mgmt(pam_handle_t *pamh, int flags, int argc,
 
 /* pam_putenv("NAME=<prefix><user>"). */
 static int pm_putenv_user(pam_handle_t *pamh, const char *name,
-			  const char *prefix)
+			  const char *prefix, const char *user)
 {
-	const char *user = NULL;
 	char *s = NULL;
-	int rv = pm_get_user(pamh, &user);
+	int rv;
 
-	if (rv != PAM_SUCCESS) {
-		return rv;
-	}
 	if (asprintf(&s, "%s=%s%s", name, prefix, user) < 0) {
 		return PAM_BUF_ERR;
 	}
@@ -322,8 +351,9 @@ static int pm_putenv_user(pam_handle_t *pamh, const char *name,
 	return rv;
 }
 
-/* Removing a variable that is not set is not an error.  OpenPAM cannot
- * remove one (its pam_putenv wants NAME=value): there it becomes empty. */
+/* Removing a variable that is not set is not an error (upstream returns
+ * PAM_BAD_ITEM).  OpenPAM cannot remove one (its pam_putenv wants
+ * NAME=value): there it becomes empty. */
 static int pm_unsetenv(pam_handle_t *pamh, const char *name)
 {
 	if (pam_getenv(pamh, name) == NULL) {
@@ -343,33 +373,49 @@ static int pm_unsetenv(pam_handle_t *pamh, const char *name)
 #endif
 }
 
+/*
+ * The session and credential groups: like upstream they need a user and a
+ * passdb that can be read (whoever the user is), then set or remove the
+ * PAM environment variable NAME ("NAME=<prefix><user>").
+ */
+static int pm_env_group(pam_handle_t *pamh, int argc, const char **argv,
+			const char *name, const char *prefix, bool set)
+{
+	struct pm_opts o;
+	const char *user = NULL;
+	int rv = pm_begin(pamh, argc, argv, &o, &user);
+
+	if (rv == PAM_SUCCESS) {
+		rv = pm_passdb_check(pamh, o.passdb);
+	}
+	if (rv != PAM_SUCCESS) {
+		return rv;
+	}
+	return set ? pm_putenv_user(pamh, name, prefix, user)
+		   : pm_unsetenv(pamh, name);
+}
+
 static int pm_open_session(pam_handle_t *pamh, int flags, int argc,
 			   const char **argv)
 {
 	(void)flags;
-	(void)argc;
-	(void)argv;
-	return pm_putenv_user(pamh, "HOMEDIR", "/home/");
+	return pm_env_group(pamh, argc, argv, "HOMEDIR", "/home/", true);
 }
 
 static int pm_close_session(pam_handle_t *pamh, int flags, int argc,
 			    const char **argv)
 {
 	(void)flags;
-	(void)argc;
-	(void)argv;
-	return pm_unsetenv(pamh, "HOMEDIR");
+	return pm_env_group(pamh, argc, argv, "HOMEDIR", NULL, false);
 }
 
+/* PAM_DELETE_CRED removes CRED (upstream sets it then too, and says it
+ * succeeded). */
 static int pm_setcred(pam_handle_t *pamh, int flags, int argc,
 		      const char **argv)
 {
-	(void)argc;
-	(void)argv;
-	if (flags & PAM_DELETE_CRED) {
-		return pm_unsetenv(pamh, "CRED");
-	}
-	return pm_putenv_user(pamh, "CRED", "/tmp/");
+	return pm_env_group(pamh, argc, argv, "CRED", "/tmp/",
+			    !(flags & PAM_DELETE_CRED));
 }
 
 static void pm_data_cleanup(pam_handle_t *pamh, void *data, int status)
@@ -379,20 +425,39 @@ static void pm_data_cleanup(pam_handle_t *pamh, void *data, int status)
 	free(data);
 }
 
-/* PRELIM_CHECK: verify the old password and remember who passed. */
+static int pm_locked(pam_handle_t *pamh, const struct pm_found *e,
+		     const char *user)
+{
+	if (e->found && (e->flags & PM_F_LOCKED)) {
+		pam_syslog(pamh, LOG_NOTICE,
+			   "account of user %s is locked: no password change",
+			   user);
+		return PAM_PERM_DENIED;
+	}
+	return PAM_SUCCESS;
+}
+
+/* PRELIM_CHECK: verify the old password and remember who passed.  A
+ * locked account is refused like acct_mgmt refuses it, once the old
+ * password is right. */
 static int pm_chauthtok_prelim(pam_handle_t *pamh, int argc,
 			       const char **argv)
 {
 	struct pm_opts o;
+	struct pm_found e = PM_FOUND_INIT;
 	const char *user = NULL;
 	char *who = NULL;
 	int rv;
 
 	rv = pm_begin(pamh, argc, argv, &o, &user);
-	if (rv != PAM_SUCCESS) {
-		return rv;
+	if (rv == PAM_SUCCESS) {
+		rv = pm_verify(pamh, &o, user, PM_PROMPT_OLD, PAM_OLDAUTHTOK,
+			       &e);
 	}
-	rv = pm_verify(pamh, &o, user, PM_PROMPT_OLD, PAM_OLDAUTHTOK);
+	if (rv == PAM_SUCCESS) {
+		rv = pm_locked(pamh, &e, user);
+	}
+	pm_found_free(&e);
 	if (rv != PAM_SUCCESS) {
 		return rv;
 	}
@@ -408,46 +473,82 @@ static int pm_chauthtok_prelim(pam_handle_t *pamh, int argc,
 	return rv;
 }
 
-/* UPDATE_AUTHTOK: ask for the new password twice and store it. */
-static int pm_chauthtok_update(pam_handle_t *pamh, int argc,
-			       const char **argv)
+/*
+ * The checks of UPDATE_AUTHTOK before it asks, in upstream's order: the
+ * old password item (unset: PAM_AUTHINFO_UNAVAIL), the preliminary
+ * check's data (the pam_get_data error), the options, user and passdb;
+ * then ours: the same user as in the preliminary check, not locked.
+ */
+static int pm_update_begin(pam_handle_t *pamh, int argc, const char **argv,
+			   struct pm_opts *o, const char **user)
 {
-	struct pm_opts o;
+	struct pm_found e = PM_FOUND_INIT;
+	const void *old = NULL;
 	const void *who = NULL;
-	const char *user = NULL;
-	char *pw1 = NULL;
-	char *pw2 = NULL;
 	int rv;
 
+	if (pam_get_item(pamh, PAM_OLDAUTHTOK, &old) != PAM_SUCCESS ||
+	    old == NULL) {
+		pam_syslog(pamh, LOG_ERR,
+			   "password update without the old password "
+			   "(PAM_OLDAUTHTOK is unset)");
+		return PAM_AUTHINFO_UNAVAIL;
+	}
 	rv = pam_get_data(pamh, PM_DATA_KEY, &who);
 	if (rv != PAM_SUCCESS) {
 		pam_syslog(pamh, LOG_ERR,
 			   "password update without a preliminary check");
 		return rv;
 	}
-	rv = pm_begin(pamh, argc, argv, &o, &user);
+	rv = pm_begin(pamh, argc, argv, o, user);
 	if (rv != PAM_SUCCESS) {
 		return rv;
 	}
-	if (who == NULL || strcmp(who, user) != 0) {
+	if (who == NULL || strcmp(who, *user) != 0) {
 		pam_syslog(pamh, LOG_ERR,
 			   "user changed since the preliminary check");
 		return PAM_AUTHTOK_ERR;
 	}
-	rv = pwrap_conv_one(pamh, pm_prompt_style(&o), PM_PROMPT_NEW, &pw1);
+	rv = pm_passdb_lookup(pamh, o->passdb, *user, &e);
 	if (rv == PAM_SUCCESS) {
-		rv = pwrap_conv_one(pamh, pm_prompt_style(&o),
-				    PM_PROMPT_VERIFY, &pw2);
+		rv = pm_locked(pamh, &e, *user);
 	}
+	pm_found_free(&e);
+	return rv;
+}
+
+/* UPDATE_AUTHTOK: ask for the new password twice and store it.  As
+ * upstream: a failed conversation, a NULL verification or two different
+ * answers give PAM_AUTHINFO_UNAVAIL; a NULL new password is
+ * PAM_AUTHTOK_ERR (upstream says PAM_SUCCESS and changes nothing). */
+static int pm_chauthtok_update(pam_handle_t *pamh, int argc,
+			       const char **argv)
+{
+	struct pm_opts o;
+	const char *user = NULL;
+	char *pw1 = NULL;
+	char *pw2 = NULL;
+	int rv;
+
+	rv = pm_update_begin(pamh, argc, argv, &o, &user);
 	if (rv != PAM_SUCCESS) {
-		pam_syslog(pamh, LOG_ERR, "no new password for user %s: %s",
-			   user, pam_strerror(pamh, rv));
+		return rv;
+	}
+	rv = pm_ask(pamh, &o, user, PM_PROMPT_NEW, &pw1);
+	if (rv == PAM_SUCCESS && pw1 == NULL) {
 		rv = PAM_AUTHTOK_ERR;
+		goto out;
+	}
+	if (rv == PAM_SUCCESS) {
+		rv = pm_ask(pamh, &o, user, PM_PROMPT_VERIFY, &pw2);
+	}
+	if (rv != PAM_SUCCESS || pw2 == NULL) {
+		rv = PAM_AUTHINFO_UNAVAIL;
 		goto out;
 	}
 	if (strcmp(pw1, pw2) != 0) {
 		(void)pwrap_conv_one(pamh, PAM_ERROR_MSG, PM_MSG_MISMATCH,
-				     NULL);
+				     NULL, NULL);
 		rv = PAM_AUTHINFO_UNAVAIL;
 		goto out;
 	}

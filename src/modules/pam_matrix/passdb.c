@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pam_matrix's passdb: the line rules and the streaming lookup (see
- * passdb.h for the contract; the password change is in passdb_write.c).
+ * pam_matrix's passdb: the streaming lookup (see passdb.h for the
+ * contract; the line rules are in passdb_line.c, the password change in
+ * passdb_write.c).
  *
  * A lookup reads the file through one buffer (struct pm_src) and searches
  * each buffer-full with memmem() for "\nUSER:"; only those candidate lines
@@ -64,10 +65,26 @@ static int pm_too_big(pam_handle_t *pamh, const char *path)
 	return PAM_AUTHINFO_UNAVAIL;
 }
 
+/* Whether the character device FD reads as empty (/dev/null): one
+ * non-blocking read gives the end of the file at once. */
+static bool pm_reads_empty(int fd)
+{
+	char c;
+	ssize_t n;
+
+	do {
+		n = read(fd, &c, 1);
+	} while (n < 0 && errno == EINTR);
+	return n == 0;
+}
+
 /*
- * Opens PATH for reading and checks what it is: only a regular file of at
- * most PM_PASSDB_MAX bytes is a passdb.  On PAM_SUCCESS *FD (blocking
- * again) and *ST are filled; otherwise the error is logged.
+ * Opens PATH for reading and checks what it is: a regular file of at most
+ * PM_PASSDB_MAX bytes is a passdb (*FD and *ST filled); a directory or a
+ * device that reads as empty (/dev/null) reads as an empty passdb, as
+ * upstream's pam_matrix reads them (*FD -1, *ST filled, st_size 0);
+ * anything else (a FIFO, which would block upstream, /dev/zero, a socket,
+ * a bigger file) is an error, logged.
  */
 int pm_open(pam_handle_t *pamh, const char *path, int *fd,
 		   struct stat *st)
@@ -82,6 +99,19 @@ int pm_open(pam_handle_t *pamh, const char *path, int *fd,
 		close(*fd);
 		*fd = -1;
 		return rv;
+	}
+	if (S_ISDIR(st->st_mode) ||
+	    (S_ISCHR(st->st_mode) && pm_reads_empty(*fd))) {
+		if (S_ISDIR(st->st_mode)) {
+			pam_syslog(pamh, LOG_ERR,
+				   "%s: passdb is a directory, read as an "
+				   "empty file (no users)",
+				   path);
+		}
+		close(*fd);
+		*fd = -1;
+		st->st_size = 0;
+		return PAM_SUCCESS;
 	}
 	if (!S_ISREG(st->st_mode)) {
 		pam_syslog(pamh, LOG_ERR, "%s: passdb is not a regular file",
@@ -98,149 +128,6 @@ int pm_open(pam_handle_t *pamh, const char *path, int *fd,
 	/* O_NONBLOCK was for open(): it has no effect on reads of a
 	 * regular file. */
 	return PAM_SUCCESS;
-}
-
-/* ---- line rules ------------------------------------------------------ */
-
-/* Why a line is skipped; PM_VALID and PM_COMMENT are not logged. */
-enum pm_why {
-	PM_VALID,
-	PM_COMMENT,
-	PM_LONG,
-	PM_BLANK,
-	PM_CRLF,
-	PM_NUL,
-	PM_FEW,
-	PM_MANY,
-	PM_NOUSER,
-	PM_FLAG,
-	PM_NWHY
-};
-
-static const char *const pm_why_text[PM_NWHY] = {
-	[PM_VALID] = "valid",
-	[PM_COMMENT] = "comment",
-	[PM_LONG] = "line longer than " PM_STR(PM_LINE_MAX) " bytes",
-	[PM_BLANK] = "blank line",
-	[PM_CRLF] = "CRLF line ending (line ends with CR)",
-	[PM_NUL] = "NUL byte in line",
-	[PM_FEW] = "too few fields (expected user:password:service[:flags])",
-	[PM_MANY] = "too many fields (expected user:password:service[:flags])",
-	[PM_NOUSER] = "empty user name",
-	[PM_FLAG] =
-		"unknown account flag (known: expired, must_change, locked)",
-};
-
-static void pm_log_bad(pam_handle_t *pamh, const char *path,
-		       unsigned long lineno, enum pm_why why)
-{
-	pam_syslog(pamh, LOG_WARNING, "%s:%lu: %s, line skipped", path, lineno,
-		   pm_why_text[why]);
-}
-
-static bool pm_is_blank(const char *p, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r') {
-			return false;
-		}
-	}
-	return true;
-}
-
-/* The account flags of the optional fourth field F[0, LEN): names
- * separated by commas (empty items are ignored).  False on an unknown
- * name. */
-static bool pm_parse_flags(const char *f, size_t len, unsigned *flags)
-{
-	static const struct {
-		const char *name;
-		unsigned bit;
-	} known[] = {
-		{ "expired", PM_F_EXPIRED },
-		{ "must_change", PM_F_MUST_CHANGE },
-		{ "locked", PM_F_LOCKED },
-	};
-	const char *end = f + len;
-
-	*flags = 0;
-	while (f < end) {
-		const char *comma = memchr(f, ',', (size_t)(end - f));
-		size_t n = (size_t)((comma != NULL ? comma : end) - f);
-		bool ok = n == 0;
-
-		for (size_t i = 0; !ok && i < sizeof(known) / sizeof(known[0]);
-		     i++) {
-			if (strlen(known[i].name) == n &&
-			    memcmp(known[i].name, f, n) == 0) {
-				*flags |= known[i].bit;
-				ok = true;
-			}
-		}
-		if (!ok) {
-			return false;
-		}
-		f += n + (comma != NULL ? 1 : 0);
-	}
-	return true;
-}
-
-/* The exact rules for the line P[0..LEN) (without its '\n'), in the order
- * of the man page.  A line longer than PM_LINE_MAX is only looked at for a
- * leading '#'. */
-static enum pm_why pm_classify(const char *p, size_t len)
-{
-	size_t ncolon = 0;
-	bool nul = false;
-
-	if (len > 0 && p[0] == '#') {
-		return PM_COMMENT;
-	}
-	if (len > PM_LINE_MAX) {
-		return PM_LONG;
-	}
-	if (len == 0 || pm_is_blank(p, len)) {
-		return PM_BLANK;
-	}
-	if (p[len - 1] == '\r') {
-		return PM_CRLF;
-	}
-	/* no branch per byte: this runs on every line of an unknown user's
-	 * lookup */
-	for (size_t i = 0; i < len; i++) {
-		ncolon += p[i] == ':';
-		nul |= p[i] == '\0';
-	}
-	if (nul) {
-		return PM_NUL;
-	}
-	if (ncolon < 2) {
-		return PM_FEW;
-	}
-	if (ncolon > 3) {
-		return PM_MANY;
-	}
-	if (p[0] == ':') {
-		return PM_NOUSER;
-	}
-	if (ncolon == 3) {
-		const char *c3 = memrchr(p, ':', len);
-		unsigned flags;
-
-		if (!pm_parse_flags(c3 + 1, (size_t)(p + len - c3 - 1),
-				    &flags)) {
-			return PM_FLAG;
-		}
-	}
-	return PM_VALID;
-}
-
-/* Whether a line could be USER's at all: a non-empty name shorter than a
- * line, without ':' or '\n'.  Other names are not searched for (the lookup
- * then reports the file's malformed lines, as for an unknown user). */
-bool pm_user_searchable(const char *user, size_t ulen)
-{
-	return ulen > 0 && ulen < PM_LINE_MAX && strpbrk(user, ":\n") == NULL;
 }
 
 /* ---- the streaming reader ------------------------------------------- */
@@ -408,17 +295,19 @@ static bool pm_src_starts_with(const struct pm_src *s, size_t at, size_t len,
 
 
 /*
- * Finds the first valid line of USER (searchable, ULEN bytes) from the
- * current window on.  *FOUND says whether there is one (then *H is it),
- * *BAD whether a malformed line starting with "USER:" came before it.
- * Logs nothing but errors.
+ * Finds the first line of USER (searchable, ULEN bytes) that is read,
+ * searching the current window from buf[FROM] on (a '\n' there counts).
+ * *FOUND says whether there is one (then *H is it), *BAD whether a
+ * malformed line starting with "USER:" came before it.  Logs nothing but
+ * errors.
  */
 int pm_search(pam_handle_t *pamh, struct pm_src *s, const char *user,
-		     size_t ulen, struct pm_hit *h, bool *found, bool *bad)
+	      size_t ulen, size_t from, struct pm_hit *h, bool *found,
+	      bool *bad)
 {
 	const size_t plen = ulen + 2;
 	char *pat = malloc(plen); /* "\nUSER:" */
-	size_t pos = 0;
+	size_t pos = from;
 	int rv = PAM_SUCCESS;
 
 	*found = false;
@@ -473,8 +362,9 @@ int pm_search(pam_handle_t *pamh, struct pm_src *s, const char *user,
 
 /*
  * Logs malformed lines of S's file in file order, each once, with its
- * number: every one when USER is NULL, else those that start with "USER:"
- * and begin before stream offset LIMIT.  Reads the file again from its
+ * number: every one when USER is NULL (as warnings), else (as errors)
+ * those that start with "USER:" and begin before stream offset LIMIT, and
+ * the note of such a line that is read.  Reads the file again from its
  * start: a lookup counts no lines unless it has something to report.
  */
 int pm_report(pam_handle_t *pamh, struct pm_src *s, const char *user,
@@ -486,7 +376,7 @@ int pm_report(pam_handle_t *pamh, struct pm_src *s, const char *user,
 
 	while (rv == PAM_SUCCESS) {
 		size_t at = pos, len = 0;
-		bool whole;
+		bool whole, mine;
 		enum pm_why why = PM_VALID;
 
 		if (pos == s->len) {
@@ -505,12 +395,23 @@ int pm_report(pam_handle_t *pamh, struct pm_src *s, const char *user,
 		if (rv != PAM_SUCCESS) {
 			break;
 		}
-		if (user == NULL ||
-		    pm_src_starts_with(s, at, len, whole, user, ulen)) {
+		mine = user != NULL &&
+		       pm_src_starts_with(s, at, len, whole, user, ulen);
+		if (user == NULL || mine) {
 			why = pm_src_classify(s, at, len, whole);
 		}
 		if (why != PM_VALID && why != PM_COMMENT) {
-			pm_log_bad(pamh, s->path, lineno, why);
+			pm_log_line(pamh, s->path, lineno, why, PM_NOTE_NONE,
+				    user != NULL);
+		} else if (why == PM_VALID && mine) {
+			/* only the line used can be read and be here */
+			struct pm_fields f;
+
+			pm_split(s->buf + at, len, ulen, &f);
+			if (f.note != PM_NOTE_NONE) {
+				pm_log_line(pamh, s->path, lineno, why, f.note,
+					    true);
+			}
 		}
 		if (whole) {
 			/* past its '\n', or at the end of the file */
@@ -521,6 +422,20 @@ int pm_report(pam_handle_t *pamh, struct pm_src *s, const char *user,
 		}
 	}
 	return rv;
+}
+
+int pm_report_hit(pam_handle_t *pamh, struct pm_src *s, const char *user,
+		  size_t ulen, const struct pm_hit *h, bool bad)
+{
+	struct pm_fields f;
+
+	pm_split(s->buf + h->at, h->len, ulen, &f);
+	if (f.note == PM_NOTE_NONE && !bad) {
+		return PAM_SUCCESS;
+	}
+	/* the line used is reported too when it has a note */
+	return pm_report(pamh, s, user, ulen,
+			 h->off + (f.note != PM_NOTE_NONE));
 }
 
 /* ---- results ---------------------------------------------------------- */
@@ -540,38 +455,30 @@ void pm_found_free(struct pm_found *f)
 	f->flags = 0;
 }
 
-/* Copies the fields of USER's valid line P[0, LEN) (user name ULEN bytes)
- * into F. */
+/* Copies the fields of USER's line P[0, LEN) (user name ULEN bytes),
+ * which is read, into F. */
 static int pm_found_set(pam_handle_t *pamh, const char *path,
 			struct pm_found *f, const char *p, size_t len,
 			size_t ulen)
 {
-	const char *pass = p + ulen + 1;
-	const char *c2 = memchr(pass, ':', len - ulen - 1);
-	const char *c3 = memchr(c2 + 1, ':', (size_t)(p + len - (c2 + 1)));
-	const char *send = c3 != NULL ? c3 : p + len;
-	size_t pass_len = (size_t)(c2 - pass);
-	size_t service_len = (size_t)(send - (c2 + 1));
-	char *buf = malloc(pass_len + service_len + 2);
+	struct pm_fields fl;
+	char *buf;
 
+	pm_split(p, len, ulen, &fl);
+	buf = malloc(fl.pass_len + fl.service_len + 2);
 	if (buf == NULL) {
 		return pm_io_error(pamh, path, "read", ENOMEM);
 	}
-	f->flags = 0;
-	if (c3 != NULL) {
-		/* a valid line: its flags parse */
-		(void)pm_parse_flags(c3 + 1, (size_t)(p + len - c3 - 1),
-				     &f->flags);
-	}
-	memcpy(buf, pass, pass_len);
-	buf[pass_len] = '\0';
-	memcpy(buf + pass_len + 1, c2 + 1, service_len);
-	buf[pass_len + 1 + service_len] = '\0';
+	memcpy(buf, fl.pass, fl.pass_len);
+	buf[fl.pass_len] = '\0';
+	memcpy(buf + fl.pass_len + 1, fl.service, fl.service_len);
+	buf[fl.pass_len + 1 + fl.service_len] = '\0';
 	f->found = true;
 	f->pass = buf;
-	f->pass_len = pass_len;
-	f->service = buf + pass_len + 1;
-	f->service_len = service_len;
+	f->pass_len = fl.pass_len;
+	f->service = buf + fl.pass_len + 1;
+	f->service_len = fl.service_len;
+	f->flags = fl.flagbits;
 	return PAM_SUCCESS;
 }
 
@@ -588,6 +495,18 @@ void pm_src_free(struct pm_src *s)
 	s->dirty = 0;
 }
 
+int pm_passdb_check(pam_handle_t *pamh, const char *path)
+{
+	struct stat st;
+	int fd = -1;
+	int rv = pm_open(pamh, path, &fd, &st);
+
+	if (fd >= 0) {
+		close(fd);
+	}
+	return rv;
+}
+
 int pm_passdb_lookup(pam_handle_t *pamh, const char *path, const char *user,
 		     struct pm_found *f)
 {
@@ -601,8 +520,8 @@ int pm_passdb_lookup(pam_handle_t *pamh, const char *path, const char *user,
 
 	pm_found_free(f);
 	rv = pm_open(pamh, path, &s.fd, &st);
-	if (rv != PAM_SUCCESS) {
-		goto out;
+	if (rv != PAM_SUCCESS || s.fd < 0) {
+		goto out; /* an error, or read as empty: nobody is found */
 	}
 	s.size = (uint64_t)st.st_size;
 	/* The whole file plus the leading '\n' and a byte to see its end,
@@ -622,7 +541,7 @@ int pm_passdb_lookup(pam_handle_t *pamh, const char *path, const char *user,
 		goto out;
 	}
 	if (pm_user_searchable(user, ulen)) {
-		rv = pm_search(pamh, &s, user, ulen, &h, &found, &bad);
+		rv = pm_search(pamh, &s, user, ulen, 0, &h, &found, &bad);
 		if (rv != PAM_SUCCESS) {
 			goto out;
 		}
@@ -630,13 +549,11 @@ int pm_passdb_lookup(pam_handle_t *pamh, const char *path, const char *user,
 	if (found) {
 		/* before pm_report moves the window */
 		rv = pm_found_set(pamh, path, f, s.buf + h.at, h.len, ulen);
-		if (rv != PAM_SUCCESS) {
-			goto out;
+		if (rv == PAM_SUCCESS) {
+			rv = pm_report_hit(pamh, &s, user, ulen, &h, bad);
 		}
-	}
-	if (!found || bad) {
-		rv = pm_report(pamh, &s, found ? user : NULL, ulen,
-			       found ? h.off : UINT64_MAX);
+	} else {
+		rv = pm_report(pamh, &s, NULL, ulen, UINT64_MAX);
 	}
 out:
 	if (s.fd >= 0) {

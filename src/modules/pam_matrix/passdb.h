@@ -6,12 +6,15 @@
  * line start), checks only the lines that start with "USER:" against the
  * line rules, and closes it again: no threads, no mapping, nothing kept
  * between lookups, so a file edited, truncated or replaced at any moment
- * gives a clean answer and never a signal.  Only regular files of at most
- * PM_PASSDB_MAX bytes are read.  Malformed lines are reported as
+ * gives a clean answer and never a signal.  Lines are read as upstream's
+ * pam_matrix reads them (pam_matrix(8)); only the lines it crashes on are
+ * skipped.  Only regular files of at most PM_PASSDB_MAX bytes are read; a
+ * directory and /dev/null read as empty.  Skipped lines are reported as
  * "file:line: reason, line skipped" (never their content): those that start
  * with "USER:" before the line used, or every one of the file when USER has
- * no valid line.  Changing a password rewrites the file atomically under an
- * exclusive lock.
+ * none that is read; the line used is reported when it ends with a CR or
+ * has a fourth field that is no list of flags.  Changing a password
+ * rewrites the file atomically under an exclusive lock.
  */
 #ifndef PM_PASSDB_H
 #define PM_PASSDB_H
@@ -60,26 +63,36 @@ struct pm_found {
 #define PM_FOUND_INIT { false, NULL, 0, NULL, 0, 0 }
 
 /*
- * Finds the first valid line of USER in the passdb at PATH.  Returns
- * PAM_SUCCESS (then F->found says whether there is one, and F holds copies
- * of its fields), PAM_AUTHINFO_UNAVAIL when the file cannot be opened or
- * read, is not a regular file or is bigger than PM_PASSDB_MAX bytes, or
- * PAM_BUF_ERR; every error is logged naming the file.  Whatever F held
- * before is released first.
+ * Finds the first line of USER in the passdb at PATH that is read.
+ * Returns PAM_SUCCESS (then F->found says whether there is one, and F
+ * holds copies of its fields), PAM_AUTHINFO_UNAVAIL when the file cannot
+ * be opened or read, is neither a regular file nor one that reads as
+ * empty, or is bigger than PM_PASSDB_MAX bytes, or PAM_BUF_ERR; every
+ * error is logged naming the file.  Whatever F held before is released
+ * first.
  */
 int pm_passdb_lookup(pam_handle_t *pamh, const char *path, const char *user,
 		     struct pm_found *f);
+
+/* Whether the passdb at PATH can be read (as a lookup would open it):
+ * PAM_SUCCESS or the lookup's error, logged. */
+int pm_passdb_check(pam_handle_t *pamh, const char *path);
 
 /* Wipes and frees what a lookup returned; F can be looked up again. */
 void pm_found_free(struct pm_found *f);
 
 /*
- * Replaces the password of USER's line in the passdb at PATH by NEWPW,
- * keeping every other byte of the file and its mode.  Returns PAM_SUCCESS,
- * PAM_AUTHINFO_UNAVAIL (the file cannot be opened or read, is not a
- * regular file or is too big), PAM_USER_UNKNOWN (no line for USER),
- * PAM_AUTHTOK_ERR (NEWPW cannot be stored, or an I/O error: the original
- * file is then left as it was), PAM_AUTHTOK_LOCK_BUSY or PAM_BUF_ERR.
+ * Sets the password of USER in the passdb at PATH to NEWPW: every line of
+ * USER that is read becomes "USER:NEWPW:service[:flags]" (blanks after
+ * its colons and the must_change flag dropped, ended by a '\n'), as
+ * upstream rewrites them; every other byte of the file and its mode stay.
+ * Returns PAM_SUCCESS, PAM_AUTHINFO_UNAVAIL (the file cannot be opened or
+ * read, is not a regular file or is too big), PAM_USER_UNKNOWN (no line
+ * for USER), PAM_AUTHTOK_ERR (NEWPW cannot be stored: it holds ':', CR or
+ * LF, starts with a blank or makes a line too long), PAM_AUTHTOK_LOCK_BUSY
+ * or PAM_BUF_ERR (out of memory, or the new file cannot be written, as
+ * upstream answers then); on any error the original file is left as it
+ * was.
  */
 int pm_passdb_set_password(pam_handle_t *pamh, const char *path,
 			   const char *user, const char *newpw);

@@ -56,6 +56,10 @@ static int pm_lock_current(pam_handle_t *pamh, const char *path, int *fd,
 		if (rv != PAM_SUCCESS) {
 			return rv;
 		}
+		if (lfd < 0) {
+			*fd = -1; /* reads as empty: nothing to lock */
+			return PAM_SUCCESS;
+		}
 		while (flock(lfd, LOCK_EX) != 0) {
 			if (errno != EINTR) {
 				pam_syslog(pamh, LOG_ERR,
@@ -151,64 +155,64 @@ static int pm_write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* The new file's content: HEAD, the new password, MID (the rest of the
- * line, without the must_change flag), TAIL. */
+/* The new file: its content (holding passwords) and the passdb's stat
+ * (mode and owner). */
 struct pm_new {
-	const char *head;
-	size_t head_len;
-	const char *pw;
-	const char *mid;
-	size_t mid_len;
-	const char *tail;
-	size_t tail_len;
-	const struct stat *st; /* of the passdb: mode and owner */
+	const char *data;
+	size_t len;
+	const struct stat *st;
 };
 
-/*
- * The rest of a valid line from its second ':' (":service[:flags]",
- * R[0, LEN)) as a changed password leaves it: the must_change flag is
- * done with, the other flags and everything else stay as written (an
- * emptied flags field goes with its ':').  Malloc'd; NULL on ENOMEM.
- */
-static char *pm_line_rest(const char *r, size_t len, size_t *out_len)
+/* Writes (OUT not NULL) or counts the flags field F[0, LEN) as a changed
+ * password leaves it: ":flags" without must_change (done with) and empty
+ * items, nothing when no flag is left.  Returns the bytes. */
+static size_t pm_put_flags(char *out, const char *f, size_t len)
 {
-	const char *c3 = memchr(r + 1, ':', len - 1);
-	char *out = malloc(len + 1);
-	char *o = out;
-	const char *f, *end = r + len;
-	bool any = false;
+	const char *end = f + len;
+	size_t n = 0;
 
-	if (out == NULL) {
-		return NULL;
-	}
-	if (c3 == NULL) {
-		memcpy(out, r, len);
-		*out_len = len;
-		return out;
-	}
-	memcpy(o, r, (size_t)(c3 - r));
-	o += c3 - r;
-	for (f = c3 + 1; f < end;) {
+	while (f < end) {
 		const char *comma = memchr(f, ',', (size_t)(end - f));
-		size_t n = (size_t)((comma != NULL ? comma : end) - f);
+		size_t k = (size_t)((comma != NULL ? comma : end) - f);
 
-		if (n > 0 && !(n == 11 && memcmp(f, "must_change", 11) == 0)) {
-			*o++ = any ? ',' : ':';
-			memcpy(o, f, n);
-			o += n;
-			any = true;
+		if (k > 0 && !(k == 11 && memcmp(f, "must_change", 11) == 0)) {
+			if (out != NULL) {
+				out[n] = n > 0 ? ',' : ':';
+				memcpy(out + n + 1, f, k);
+			}
+			n += k + 1;
 		}
-		f += n + (comma != NULL ? 1 : 0);
+		f += k + (comma != NULL ? 1 : 0);
 	}
-	*out_len = (size_t)(o - out);
-	return out;
+	return n;
 }
 
-/* Checks that NEWPW fits in USER's line LINE[0, LEN) (line number
- * LINENO); logs why not. */
-static bool pm_storable(pam_handle_t *pamh, const char *path,
-			unsigned long lineno, size_t len, size_t pass_len,
-			const char *newpw)
+/* One line of the user in the all-in-memory source: where it is (the
+ * file's bytes start at buf[1]) and its fields. */
+struct pm_line {
+	size_t at, len;
+	struct pm_fields f;
+};
+
+/* The length of LINE rewritten with a password of PLEN bytes, without its
+ * '\n'. */
+static size_t pm_new_len(const struct pm_line *l, size_t ulen, size_t plen)
+{
+	return ulen + 1 + plen + 1 + l->f.service_len +
+	       (l->f.flags != NULL ? pm_put_flags(NULL, l->f.flags,
+						  l->f.flags_len)
+				   : 0);
+}
+
+/*
+ * Checks that NEWPW can be stored in each of the user's lines (NLINES >
+ * 0; line numbers for the log from S): no ':', CR or LF (they would cut
+ * the line), no leading blank (reading drops it) and no line over
+ * PM_LINE_MAX.
+ */
+static bool pm_storable(pam_handle_t *pamh, const struct pm_src *s,
+			const struct pm_line *lines, size_t nlines,
+			size_t ulen, const char *newpw)
 {
 	size_t plen = strlen(newpw);
 
@@ -216,17 +220,66 @@ static bool pm_storable(pam_handle_t *pamh, const char *path,
 		pam_syslog(pamh, LOG_ERR,
 			   "%s:%lu: new password contains ':', CR or LF, "
 			   "which the passdb cannot store",
-			   path, lineno);
+			   s->path, pm_lineno(s, lines[0].at));
 		return false;
 	}
-	if (plen > PM_LINE_MAX || len - pass_len + plen > PM_LINE_MAX) {
+	if (newpw[0] == ' ' || newpw[0] == '\t') {
 		pam_syslog(pamh, LOG_ERR,
-			   "%s:%lu: new password would make the line longer "
-			   "than " PM_STR(PM_LINE_MAX) " bytes",
-			   path, lineno);
+			   "%s:%lu: new password starts with a blank, which "
+			   "reading the passdb drops",
+			   s->path, pm_lineno(s, lines[0].at));
 		return false;
+	}
+	for (size_t i = 0; i < nlines; i++) {
+		if (plen > PM_LINE_MAX ||
+		    pm_new_len(&lines[i], ulen, plen) > PM_LINE_MAX) {
+			pam_syslog(pamh, LOG_ERR,
+				   "%s:%lu: new password would make the line "
+				   "longer than " PM_STR(PM_LINE_MAX) " bytes",
+				   s->path, pm_lineno(s, lines[i].at));
+			return false;
+		}
 	}
 	return true;
+}
+
+/* The new content: S's file with each of LINES rewritten for NEWPW
+ * (malloc'd into N->data; it holds passwords).  -1 when out of memory. */
+static int pm_new_content(const struct pm_src *s, const struct pm_line *lines,
+			  size_t nlines, const char *user, const char *newpw,
+			  struct pm_new *n)
+{
+	size_t ulen = strlen(user), plen = strlen(newpw);
+	size_t total = s->len - 1, from = 1, o = 0;
+	char *out;
+
+	for (size_t i = 0; i < nlines; i++) {
+		total += pm_new_len(&lines[i], ulen, plen) + 1 - lines[i].len;
+		total -= lines[i].at + lines[i].len < s->len; /* its '\n' */
+	}
+	out = malloc(total + 1);
+	if (out == NULL) {
+		return -1;
+	}
+	for (size_t i = 0; i < nlines; i++) {
+		const struct pm_line *l = &lines[i];
+
+		memcpy(out + o, s->buf + from, l->at - from);
+		o += l->at - from;
+		o += (size_t)sprintf(out + o, "%s:%s:", user, newpw);
+		memcpy(out + o, l->f.service, l->f.service_len);
+		o += l->f.service_len;
+		if (l->f.flags != NULL) {
+			o += pm_put_flags(out + o, l->f.flags, l->f.flags_len);
+		}
+		out[o++] = '\n';
+		from = l->at + l->len + (l->at + l->len < s->len);
+	}
+	memcpy(out + o, s->buf + from, s->len - from);
+	o += s->len - from;
+	n->data = out;
+	n->len = o;
+	return 0;
 }
 
 /* Gives the open new file TFD the mode (and, as root, the owner) of the
@@ -243,10 +296,7 @@ static int pm_fill_new(int tfd, const struct pm_new *n, const char **step)
 		(void)fchown(tfd, n->st->st_uid, n->st->st_gid);
 	}
 	*step = "write the new";
-	if (pm_write_all(tfd, n->head, n->head_len) != 0 ||
-	    pm_write_all(tfd, n->pw, strlen(n->pw)) != 0 ||
-	    pm_write_all(tfd, n->mid, n->mid_len) != 0 ||
-	    pm_write_all(tfd, n->tail, n->tail_len) != 0 || fsync(tfd) != 0) {
+	if (pm_write_all(tfd, n->data, n->len) != 0 || fsync(tfd) != 0) {
 		return -1;
 	}
 	return 0;
@@ -394,16 +444,64 @@ out:
 	return rv;
 }
 
+/*
+ * Every line of USER in the all-in-memory S that is read, in file order,
+ * in *LINES (malloc'd, *NLINES of them; none: NULL), with the reports a
+ * lookup makes (the skipped lines before the first, its note, or every
+ * skipped line when there is none).
+ */
+static int pm_user_lines(pam_handle_t *pamh, struct pm_src *s,
+			 const char *user, struct pm_line **lines,
+			 size_t *nlines)
+{
+	const size_t ulen = strlen(user);
+	size_t from = 0;
+	int rv = PAM_SUCCESS;
+
+	*lines = NULL;
+	*nlines = 0;
+	while (pm_user_searchable(user, ulen)) {
+		struct pm_hit h;
+		struct pm_line *more;
+		bool found = false, bad = false;
+
+		rv = pm_search(pamh, s, user, ulen, from, &h, &found, &bad);
+		if (rv != PAM_SUCCESS || !found) {
+			break;
+		}
+		if (*nlines == 0) {
+			/* all in memory: the hits stay where they are */
+			rv = pm_report_hit(pamh, s, user, ulen, &h, bad);
+			if (rv != PAM_SUCCESS) {
+				break;
+			}
+		}
+		more = realloc(*lines, (*nlines + 1) * sizeof(**lines));
+		if (more == NULL) {
+			rv = pm_io_error(pamh, s->path, "rewrite", ENOMEM);
+			break;
+		}
+		*lines = more;
+		more[*nlines].at = h.at;
+		more[*nlines].len = h.len;
+		pm_split(s->buf + h.at, h.len, ulen, &more[*nlines].f);
+		(*nlines)++;
+		from = h.at + h.len; /* its '\n' starts the next search */
+	}
+	if (rv == PAM_SUCCESS && *nlines == 0) {
+		rv = pm_report(pamh, s, NULL, ulen, UINT64_MAX);
+	}
+	return rv;
+}
+
 int pm_passdb_set_password(pam_handle_t *pamh, const char *path,
 			   const char *user, const char *newpw)
 {
 	struct pm_src s = { .path = path, .fd = -1 };
-	const size_t ulen = strlen(user);
-	struct pm_hit h = { 0, 0, 0 };
-	struct pm_new n;
-	char *mid = NULL;
+	struct pm_new n = { NULL, 0, NULL };
+	struct pm_line *lines = NULL;
+	size_t nlines = 0;
 	struct stat st;
-	bool found = false, bad = false;
 	char *real = NULL;
 	char *tmp = NULL;
 	int fd = -1;
@@ -420,58 +518,35 @@ int pm_passdb_set_password(pam_handle_t *pamh, const char *path,
 	if (rv != PAM_SUCCESS) {
 		goto out;
 	}
-	/* Read under the lock: this is the content we replace. */
-	s.fd = fd;
-	rv = pm_read_whole(pamh, &s, (uint64_t)st.st_size);
-	if (rv != PAM_SUCCESS) {
-		goto out;
-	}
-	if (pm_user_searchable(user, ulen)) {
-		rv = pm_search(pamh, &s, user, ulen, &h, &found, &bad);
+	if (fd >= 0) {
+		/* Read under the lock: this is the content we replace. */
+		s.fd = fd;
+		rv = pm_read_whole(pamh, &s, (uint64_t)st.st_size);
+		if (rv == PAM_SUCCESS) {
+			rv = pm_user_lines(pamh, &s, user, &lines, &nlines);
+		}
 		if (rv != PAM_SUCCESS) {
 			goto out;
 		}
 	}
-	if (!found || bad) {
-		/* all in memory: the hit stays where it is */
-		rv = pm_report(pamh, &s, found ? user : NULL, ulen,
-			       found ? h.off : UINT64_MAX);
-		if (rv != PAM_SUCCESS) {
-			goto out;
-		}
-	}
-	if (!found) {
+	if (nlines == 0) {
 		pam_syslog(pamh, LOG_ERR, "%s: no line for user %s", path,
 			   user);
 		rv = PAM_USER_UNKNOWN;
 		goto out;
 	}
-	{
-		const char *line = s.buf + h.at;
-		const char *pass = line + ulen + 1;
-		const char *c2 = memchr(pass, ':', h.len - ulen - 1);
-
-		if (!pm_storable(pamh, path, pm_lineno(&s, h.at), h.len,
-				 (size_t)(c2 - pass), newpw)) {
-			rv = PAM_AUTHTOK_ERR;
-			goto out;
-		}
-		/* the file's bytes start at buf[1] */
-		n.head = s.buf + 1;
-		n.head_len = (size_t)(pass - n.head);
-		n.pw = newpw;
-		mid = pm_line_rest(c2, (size_t)(line + h.len - c2), &n.mid_len);
-		if (mid == NULL) {
-			rv = pm_io_error(pamh, path, "rewrite", ENOMEM);
-			goto out;
-		}
-		n.mid = mid;
-		n.tail = line + h.len;
-		n.tail_len = (size_t)(s.buf + s.len - n.tail);
-		n.st = &st;
+	if (!pm_storable(pamh, &s, lines, nlines, strlen(user), newpw)) {
+		rv = PAM_AUTHTOK_ERR;
+		goto out;
 	}
+	if (pm_new_content(&s, lines, nlines, user, newpw, &n) != 0) {
+		rv = pm_io_error(pamh, path, "rewrite", ENOMEM);
+		goto out;
+	}
+	n.st = &st;
 
-	rv = PAM_AUTHTOK_ERR;
+	/* what upstream answers when it cannot write the new file */
+	rv = PAM_BUF_ERR;
 #ifdef O_TMPFILE
 	switch (pm_new_unnamed(real, &n, &tmp, &step)) {
 	case 0:
@@ -502,14 +577,15 @@ int pm_passdb_set_password(pam_handle_t *pamh, const char *path,
 	rv = PAM_SUCCESS;
 out:
 	if (step != NULL) {
-		if (errno == ENOMEM) {
-			rv = PAM_BUF_ERR;
-		}
 		pam_syslog(pamh, LOG_ERR, "%s: cannot %s passdb: %s", path,
 			   step, pm_strerror(errno, ebuf, sizeof(ebuf)));
 	}
 	free(tmp);
-	free(mid);
+	if (n.data != NULL) {
+		explicit_bzero((char *)n.data, n.len);
+		free((char *)n.data);
+	}
+	free(lines);
 	pm_src_free(&s);
 	if (fd >= 0) {
 		close(fd); /* releases the lock, after the rename */

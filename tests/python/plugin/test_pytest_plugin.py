@@ -305,7 +305,8 @@ def test_add_user_and_add_service(pytester):
 
         def test_conversation_faults_pass_through(pam_wrapper):
             pam_wrapper.add_user("a", "pa")
-            pam_wrapper.run(None, "a", [pypamtest.TestCase(0, pypamtest.PAM_CRED_ERR)],
+            pam_wrapper.run(None, "a", [pypamtest.TestCase(
+                0, pypamtest.PAM_AUTHINFO_UNAVAIL)],
                             echo_off=["pa"], conv_fail_at=1)
             keep = pypamtest.TestCase(pypamtest.PAMTEST_KEEPHANDLE)
             pam_wrapper.run(None, "a", [0, keep], echo_off=["pa"])
