@@ -408,7 +408,7 @@ static bool has_cycle(bool edge[NFILES][NFILES], int f, int *state)
 static bool rewrite_all(struct side *s)
 {
 	const struct pwrap_rewrite_ops ops = { cb_include, cb_module, NULL,
-					      cb_bad_include };
+					      cb_bad_include, NULL };
 	struct stat ours[NFILES];
 	bool queued[NFILES] = { false };
 	int queue[NFILES], qn = 0, qi;
