@@ -16,8 +16,9 @@
  * Lines stay as written (untraced, and exactly as without the trace) when
  * libpam would not load their module anyway: a bad type (libpam fails the
  * line without loading), a module name with "$ISA" (Linux-PAM's own
- * substitution), and on OpenPAM a module it would not find or accept
- * (OpenPAM then refuses pam_start itself).
+ * substitution) or whose file name without its suffix is empty or "?"
+ * (Linux-PAM refuses pam_start), and on OpenPAM a module it would not find
+ * or accept (OpenPAM then refuses pam_start itself).
  *
  * For each rewritten file the current entries of its lines are kept, so
  * that the walk (pwrap_walk.c) can tell, file by file as libpam reads
@@ -334,7 +335,16 @@ static char *resolve(const char *conf, const struct pwrap_module_line *ml)
 	}
 	return openpam_find(ml->module);
 #else
-	if (strstr(ml->module, "$ISA") != NULL) {
+	const char *base = strrchr(ml->module, '/');
+	const char *dot;
+
+	/* the module's name (its file name up to the last '.'): Linux-PAM
+	 * refuses pam_start when it is empty or "?" */
+	base = base != NULL ? base + 1 : ml->module;
+	dot = strrchr(base, '.');
+	if (strstr(ml->module, "$ISA") != NULL || base == dot ||
+	    base[0] == '\0' || strncmp(base, "?", dot ? (size_t)(dot - base)
+						   : 2) == 0) {
 		return NULL;
 	}
 	if (ml->module[0] == '/') {

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <security/pam_appl.h>
 
 #include "testutil.h"
 #include "trace_records.h"
@@ -213,6 +214,79 @@ char *tr_summary(const struct trecs *t, const char *dir)
 		}
 		free(kind);
 		free(rc);
+	}
+	return s;
+}
+
+/* A return code's value from its name in the trace. */
+static int code_of(const char *name)
+{
+#define C(x) { #x, x }
+	static const struct {
+		const char *name;
+		int value;
+	} codes[] = {
+		C(PAM_SUCCESS), C(PAM_OPEN_ERR), C(PAM_SYMBOL_ERR),
+		C(PAM_SERVICE_ERR), C(PAM_SYSTEM_ERR), C(PAM_BUF_ERR),
+		C(PAM_PERM_DENIED), C(PAM_AUTH_ERR), C(PAM_CRED_INSUFFICIENT),
+		C(PAM_AUTHINFO_UNAVAIL), C(PAM_USER_UNKNOWN), C(PAM_MAXTRIES),
+		C(PAM_NEW_AUTHTOK_REQD), C(PAM_ACCT_EXPIRED),
+		C(PAM_SESSION_ERR), C(PAM_CRED_UNAVAIL), C(PAM_CRED_EXPIRED),
+		C(PAM_CRED_ERR), C(PAM_NO_MODULE_DATA), C(PAM_CONV_ERR),
+		C(PAM_AUTHTOK_ERR), C(PAM_AUTHTOK_RECOVERY_ERR),
+		C(PAM_AUTHTOK_LOCK_BUSY), C(PAM_AUTHTOK_DISABLE_AGING),
+		C(PAM_TRY_AGAIN), C(PAM_IGNORE), C(PAM_ABORT),
+		C(PAM_AUTHTOK_EXPIRED), C(PAM_MODULE_UNKNOWN), C(PAM_BAD_ITEM),
+#if defined(PAM_CONV_AGAIN)
+		C(PAM_CONV_AGAIN),
+#endif
+#if defined(PAM_INCOMPLETE)
+		C(PAM_INCOMPLETE),
+#endif
+	};
+#undef C
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+		if (strcmp(codes[i].name, name) == 0) {
+			return codes[i].value;
+		}
+	}
+	return atoi(name);	/* written as a number */
+}
+
+char *tr_results(const struct trecs *t)
+{
+	static const char *const calls[][2] = {
+		{ "pam_authenticate", "auth" }, { "pam_setcred", "setcred" },
+		{ "pam_acct_mgmt", "acct" },	{ "pam_open_session", "open" },
+		{ "pam_close_session", "close" }, { "pam_chauthtok", "chauthtok" },
+	};
+	char *s = strdup("");
+
+	for (size_t i = 0; i < t->n; i++) {
+		const char *r = t->rec[i];
+		char *rc, *call;
+		const char *name = NULL;
+
+		if (tr_is(r, "kind", "module")) {
+			continue;
+		}
+		rc = tr_get(r, "rc");
+		call = tr_get(r, "call");
+		for (size_t k = 0; call != NULL && k < 6; k++) {
+			if (strcmp(call, calls[k][0]) == 0) {
+				name = calls[k][1];
+			}
+		}
+		if (tr_is(r, "kind", "start")) {
+			name = "start";
+		}
+		assert_non_null(name);
+		add(&s, "%s=%d", name, code_of(rc));
+		free(rc);
+		free(call);
+	}
+	for (char *p = s; (p = strstr(p, "; ")) != NULL;) {
+		memmove(p, p + 1, strlen(p + 1) + 1);	/* "; " -> " " */
 	}
 	return s;
 }

@@ -38,4 +38,11 @@ bool tr_is(const char *rec, const char *key, const char *value);
  */
 char *tr_summary(const struct trecs *t, const char *dir);
 
+/*
+ * The results the trace records, in pwrap_diff_client's words:
+ * "start=N auth=N setcred=N acct=N open=N close=N chauthtok=N" (numbers,
+ * the calls as they came).  Caller frees.
+ */
+char *tr_results(const struct trecs *t);
+
 #endif
