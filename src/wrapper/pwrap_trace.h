@@ -77,6 +77,9 @@ PWRAP_HIDDEN void pwrap_trace_walked(const char *gpath, enum pwrap_stack asked);
 
 /* Sets this thread's "the next walk is for a traced transaction". */
 PWRAP_HIDDEN void pwrap_trace_set_active(bool on);
+/* Forgets every line (the fuzzer, between inputs: no handle may run
+ * them any more). */
+PWRAP_HIDDEN void pwrap_trace_forget_all(void);
 /* The line registered as id, or NULL. */
 PWRAP_HIDDEN const struct pwrap_trace_line *pwrap_trace_line_get(unsigned id);
 /* The lines libpam read in this thread's last walk (each once): *n of

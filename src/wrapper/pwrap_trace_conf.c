@@ -151,7 +151,7 @@ void pwrap_trace_forget_file(const char *gpath)
 	pthread_mutex_unlock(&lines_lock);
 }
 
-__attribute__((destructor)) static void lines_fini(void)
+void pwrap_trace_forget_all(void)
 {
 	struct tfile *f;
 
@@ -166,6 +166,11 @@ __attribute__((destructor)) static void lines_fini(void)
 	free(lines);
 	lines = NULL;
 	n_lines = 0;
+}
+
+__attribute__((destructor)) static void lines_fini(void)
+{
+	pwrap_trace_forget_all();
 }
 
 /* ---- which lines libpam reads --------------------------------------------- */
