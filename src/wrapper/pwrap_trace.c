@@ -494,6 +494,7 @@ static sm_fn function(const struct tmod *m, enum pwrap_sm sm)
 	return fn;
 }
 
+#if !defined(PWRAP_OPENPAM)
 /* Linux-PAM: the action libpam takes for rc on line l (lock held). */
 static int action_of(struct thandle *h, const struct pwrap_trace_line *l,
 		     enum pwrap_sm sm, int rc)
@@ -531,6 +532,7 @@ static int action_of(struct thandle *h, const struct pwrap_trace_line *l,
 	}
 	return l->actions[code];
 }
+#endif
 
 /* The line a call is for: argv[0] is "pwrap_trace=N". */
 static const struct pwrap_trace_line *line_of(int argc, const char **argv)
