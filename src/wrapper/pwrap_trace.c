@@ -151,13 +151,13 @@ bool pwrap_trace_begin(void)
 	free(next_dest);
 	next_dest = NULL;
 	if (v == NULL || v[0] == '\0') {
-		pwrap_trace_set_active(false);
+		pwrap_trace_set_active(false, false);
 		return false;
 	}
 	next_dest = dest_of(v);
 	next_fmt = fmt_of();
 	/* without the stand-in only starts and results are recorded */
-	pwrap_trace_set_active(pwrap_trace_standin() != NULL);
+	pwrap_trace_set_active(pwrap_trace_standin() != NULL, true);
 	return true;
 }
 
@@ -358,7 +358,7 @@ int pwrap_trace_started(void **pamh, const char *service, const char *dir,
 
 	next_dest = NULL;
 	lines = pwrap_trace_walked_lines(&n);
-	pwrap_trace_set_active(false);
+	pwrap_trace_set_active(false, false);
 	who.tx = __atomic_add_fetch(&n_tx, 1, __ATOMIC_RELAXED);
 	if (rc == PAM_SUCCESS && pamh != NULL && *pamh != NULL) {
 		h = handle_new(*pamh, dest, next_fmt, who.tx);
@@ -405,7 +405,8 @@ void pwrap_trace_resume(const void *pamh)
 	pthread_mutex_lock(&lock);
 	traced = find(pamh) != NULL;
 	pthread_mutex_unlock(&lock);
-	pwrap_trace_set_active(traced && pwrap_trace_standin() != NULL);
+	/* (its modules load at their first call: nothing to collect) */
+	pwrap_trace_set_active(traced && pwrap_trace_standin() != NULL, false);
 }
 
 /* ---- the application's calls --------------------------------------------- */

@@ -75,8 +75,9 @@ PWRAP_HIDDEN void pwrap_trace_forget_file(const char *gpath);
 PWRAP_HIDDEN void pwrap_trace_walk_begin(void);
 PWRAP_HIDDEN void pwrap_trace_walked(const char *gpath, enum pwrap_stack asked);
 
-/* Sets this thread's "the next walk is for a traced transaction". */
-PWRAP_HIDDEN void pwrap_trace_set_active(bool on);
+/* Sets this thread's "the next walk is for a traced transaction", and
+ * whether it collects the lines libpam reads (a pam_start's walk). */
+PWRAP_HIDDEN void pwrap_trace_set_active(bool on, bool collect_walked);
 /* Forgets every line (the fuzzer, between inputs: no handle may run
  * them any more). */
 PWRAP_HIDDEN void pwrap_trace_forget_all(void);

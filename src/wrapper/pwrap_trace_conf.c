@@ -186,10 +186,15 @@ bool pwrap_trace_active(void)
 	return active;
 }
 
-void pwrap_trace_set_active(bool on)
+void pwrap_trace_set_active(bool on, bool collect_walked)
 {
 	active = on;
-	collect = false;
+	collect = on && collect_walked;
+	if (!collect) {
+		free(walked);
+		walked = NULL;
+		n_walked = 0;
+	}
 }
 
 void pwrap_trace_walk_begin(void)
@@ -197,7 +202,6 @@ void pwrap_trace_walk_begin(void)
 	free(walked);
 	walked = NULL;
 	n_walked = 0;
-	collect = true;
 }
 
 void pwrap_trace_walked(const char *gpath, enum pwrap_stack asked)
@@ -238,7 +242,6 @@ const struct pwrap_trace_line **pwrap_trace_walked_lines(size_t *n)
 	*n = n_walked;
 	walked = NULL;
 	n_walked = 0;
-	collect = false;
 	return v;
 }
 
