@@ -9,7 +9,6 @@
  * these is one atomic load and a tail call of libpam's function.
  */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <security/pam_appl.h>
 
 #include "pwrap_trace.h"
@@ -18,21 +17,21 @@ typedef int (*api_fn)(pam_handle_t *pamh, int flags);
 
 #define END PWRAP_SM_COUNT	/* pam_end, after the six calls */
 static api_fn fns[PWRAP_SM_COUNT + 1];
-static pthread_once_t fns_once = PTHREAD_ONCE_INIT;
 
-static void fns_load(void)
-{
-	for (int i = 0; i < PWRAP_SM_COUNT; i++) {
-		*(void **)&fns[i] =
-			pwrap_libpam_sym(pwrap_trace_call_name((enum pwrap_sm)i));
-	}
-	*(void **)&fns[END] = pwrap_libpam_sym("pam_end");
-}
-
+/* libpam's function i, looked up at first use.  No pthread_once (its
+ * completion costs a futex call in every process): two threads racing
+ * store the same value. */
 static api_fn real_fn(int i)
 {
-	pthread_once(&fns_once, fns_load);
-	return fns[i];
+	api_fn fn = __atomic_load_n(&fns[i], __ATOMIC_ACQUIRE);
+
+	if (fn == NULL) {
+		*(void **)&fn = pwrap_libpam_sym(
+			i == END ? "pam_end"
+				 : pwrap_trace_call_name((enum pwrap_sm)i));
+		__atomic_store_n(&fns[i], fn, __ATOMIC_RELEASE);
+	}
+	return fn;
 }
 
 static int call(enum pwrap_sm sm, pam_handle_t *pamh, int flags)
