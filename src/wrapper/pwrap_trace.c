@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <security/pam_appl.h>
 #if defined(PWRAP_OPENPAM)
@@ -564,7 +565,7 @@ int pam_wrapper_trace_call(int sm, pam_handle_t *pamh, int flags, int argc,
 	char *service;
 	char why[128];
 	sm_fn fn;
-	int rc;
+	int rc, saved = errno;
 
 	if (l == NULL || sm < 0 || sm >= PWRAP_SM_COUNT) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "pam_wrapper_trace.so: not a line of "
@@ -589,6 +590,7 @@ int pam_wrapper_trace_call(int sm, pam_handle_t *pamh, int flags, int argc,
 	fn = function(m, (enum pwrap_sm)sm);
 	if (fn != NULL) {
 		rc = fn(pamh, flags, argc - 1, argv + 1);
+		saved = errno;	/* the module's, for libpam */
 	} else {
 		if (m == NULL || m->dl == NULL) {
 			error = m != NULL ? m->error : "out of memory";
@@ -627,6 +629,7 @@ int pam_wrapper_trace_call(int sm, pam_handle_t *pamh, int flags, int argc,
 	}
 	pthread_mutex_unlock(&lock);
 	free(service);
+	errno = saved;
 	return rc;
 }
 

@@ -9,6 +9,7 @@
  * these is one atomic load and a tail call of libpam's function.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <security/pam_appl.h>
 
 #include "pwrap_trace.h"
@@ -37,7 +38,7 @@ static api_fn real_fn(int i)
 static int call(enum pwrap_sm sm, pam_handle_t *pamh, int flags)
 {
 	api_fn fn = real_fn(sm);
-	int rc;
+	int rc, saved;
 
 	if (fn == NULL) {
 		return PAM_SYSTEM_ERR;	/* no libpam (logged when looked up) */
@@ -46,7 +47,9 @@ static int call(enum pwrap_sm sm, pam_handle_t *pamh, int flags)
 		return fn(pamh, flags);
 	}
 	rc = fn(pamh, flags);
+	saved = errno;	/* what libpam left is the application's */
 	pwrap_trace_call_after(pamh, sm, flags, rc);
+	errno = saved;
 	return rc;
 }
 
@@ -83,7 +86,7 @@ PWRAP_EXPORT int pam_chauthtok(pam_handle_t *pamh, int flags)
 PWRAP_EXPORT int pam_end(pam_handle_t *pamh, int status)
 {
 	api_fn fn = real_fn(END);
-	int rc;
+	int rc, saved;
 
 	if (fn == NULL) {
 		return PAM_SYSTEM_ERR;
@@ -92,6 +95,8 @@ PWRAP_EXPORT int pam_end(pam_handle_t *pamh, int status)
 		return fn(pamh, status);
 	}
 	rc = fn(pamh, status);
+	saved = errno;
 	pwrap_trace_ended(pamh);
+	errno = saved;
 	return rc;
 }
