@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "pwrap_trace.h"
@@ -98,53 +97,6 @@ bool pwrap_trace_any(void)
 static _Thread_local char *next_dest;
 static _Thread_local enum pwrap_trace_fmt next_fmt;
 
-/* A relative PAM_WRAPPER_TRACE is resolved when first seen (a daemon's
- * later chdir must not move the trace). */
-static char *rel_seen, *rel_abs;
-
-static char *dest_of(const char *v)
-{
-	char *abs = NULL;
-	char *cwd;
-
-	if (strcmp(v, "-") == 0 || v[0] == '/') {
-		return strdup(v);
-	}
-	pthread_mutex_lock(&lock);
-	if (rel_seen == NULL || strcmp(rel_seen, v) != 0) {
-		cwd = getcwd(NULL, 0);
-		free(rel_seen);
-		free(rel_abs);
-		rel_seen = strdup(v);
-		rel_abs = cwd != NULL ? pwrap_join(cwd, v) : NULL;
-		free(cwd);
-	}
-	if (rel_abs != NULL) {
-		abs = strdup(rel_abs);
-	}
-	pthread_mutex_unlock(&lock);
-	if (abs == NULL) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "PAM_WRAPPER_TRACE=%s: cannot "
-			  "resolve the relative path", v);
-	}
-	return abs;
-}
-
-static enum pwrap_trace_fmt fmt_of(void)
-{
-	const char *f = getenv("PAM_WRAPPER_TRACE_FORMAT");
-
-	if (f == NULL || f[0] == '\0' || strcasecmp(f, "json") == 0) {
-		return PWRAP_TRACE_JSON;
-	}
-	if (strcasecmp(f, "text") == 0) {
-		return PWRAP_TRACE_TEXT;
-	}
-	PWRAP_LOG(PWRAP_LOG_WARN, "PAM_WRAPPER_TRACE_FORMAT=%s: expected json "
-		  "or text; writing json", f);
-	return PWRAP_TRACE_JSON;
-}
-
 bool pwrap_trace_begin(void)
 {
 	const char *v = getenv("PAM_WRAPPER_TRACE");
@@ -155,8 +107,8 @@ bool pwrap_trace_begin(void)
 		pwrap_trace_set_active(false, false);
 		return false;
 	}
-	next_dest = dest_of(v);
-	next_fmt = fmt_of();
+	next_dest = pwrap_trace_dest(v);
+	next_fmt = pwrap_trace_fmt_env();
 	/* without the stand-in only starts and results are recorded */
 	pwrap_trace_set_active(pwrap_trace_standin() != NULL, true);
 	return true;
@@ -637,7 +589,4 @@ __attribute__((destructor)) static void trace_fini(void)
 {
 	free(next_dest);
 	next_dest = NULL;
-	free(rel_seen);
-	free(rel_abs);
-	rel_seen = rel_abs = NULL;
 }

@@ -7,12 +7,13 @@
  * pam_wrapper_trace_call(), which runs the real module and records it.
  *
  *   pwrap_trace_conf.c   the lines: what a module line becomes, the table
- *                        of traced lines (N), which lines libpam reads
+ *                        of traced lines (N), the actions of a Linux-PAM
+ *                        control, which lines libpam reads
  *   pwrap_trace.c        the transactions: state per handle, the real
  *                        modules (loaded at pam_start, unloaded after
  *                        pam_end), the calls from the stand-in
  *   pwrap_trace_api.c    pam_authenticate ... pam_end: the final results
- *   pwrap_trace_out.c    names, actions, the records and their file
+ *   pwrap_trace_out.c    names, the records, where they go and the file
  *   pwrap_trace_standin.c  the stand-in module itself (a separate .so)
  *
  * When PAM_WRAPPER_TRACE is not set none of it does anything beyond one
@@ -78,6 +79,11 @@ PWRAP_HIDDEN void pwrap_trace_walked(const char *gpath, enum pwrap_stack asked);
 /* Sets this thread's "the next walk is for a traced transaction", and
  * whether it collects the lines libpam reads (a pam_start's walk). */
 PWRAP_HIDDEN void pwrap_trace_set_active(bool on, bool collect_walked);
+/* Linux-PAM: the action per return code of a control token (libpam's
+ * view: brackets removed); parse errors make every code "bad", as libpam
+ * does. */
+PWRAP_HIDDEN void pwrap_trace_actions(const char *control,
+				      signed char actions[PWRAP_TRACE_CODES]);
 /* Forgets every line (the fuzzer, between inputs: no handle may run
  * them any more). */
 PWRAP_HIDDEN void pwrap_trace_forget_all(void);
@@ -132,11 +138,6 @@ PWRAP_HIDDEN void pwrap_tbuf_str(struct pwrap_tbuf *b, const char *s);
 PWRAP_HIDDEN void pwrap_tbuf_fmt(struct pwrap_tbuf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Linux-PAM: the action per return code of a control token (libpam's
- * view: brackets removed); parse errors make every code "bad", as libpam
- * does. */
-PWRAP_HIDDEN void pwrap_trace_actions(const char *control,
-				      signed char actions[PWRAP_TRACE_CODES]);
 
 /* One record (kind "module" or "result"), as the records are written. */
 struct pwrap_trace_rec {
@@ -164,6 +165,11 @@ PWRAP_HIDDEN void pwrap_trace_format_start(struct pwrap_tbuf *b,
 					   enum pwrap_trace_fmt fmt,
 					   const struct pwrap_trace_who *who,
 					   const char *dir, int rc);
+/* The destination PAM_WRAPPER_TRACE=v names (malloc'd): "-", or an
+ * absolute path (a relative one resolved when first seen); NULL (logged)
+ * when it cannot be resolved.  The format PAM_WRAPPER_TRACE_FORMAT asks. */
+PWRAP_HIDDEN char *pwrap_trace_dest(const char *v);
+PWRAP_HIDDEN enum pwrap_trace_fmt pwrap_trace_fmt_env(void);
 /* Appends buf to dest ("-": standard error) with one write; failures are
  * logged (once per destination). */
 PWRAP_HIDDEN void pwrap_trace_write(const char *dest, const char *buf,

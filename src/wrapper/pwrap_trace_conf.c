@@ -20,17 +20,24 @@
  * (Linux-PAM refuses pam_start), and on OpenPAM a module it would not find
  * or accept (OpenPAM then refuses pam_start itself).
  *
+ * A line's Linux-PAM control is turned into the action for each return
+ * code here, once, as pam.conf(5) defines them (the record says what the
+ * control made of a code; libpam still decides).
+ *
  * For each rewritten file the current entries of its lines are kept, so
  * that the walk (pwrap_walk.c) can tell, file by file as libpam reads
  * them, which modules libpam loads at pam_start: the trace loads the same
  * (pwrap_trace.c).
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <security/pam_appl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -243,6 +250,135 @@ const struct pwrap_trace_line **pwrap_trace_walked_lines(size_t *n)
 	walked = NULL;
 	n_walked = 0;
 	return v;
+}
+
+/* ---- Linux-PAM's controls ---------------------------------------------- */
+
+/* The return-value names of pam.conf(5), in Linux-PAM's code order, then
+ * "default". */
+static const char *const value_names[PWRAP_TRACE_CODES + 1] = {
+	"success", "open_err", "symbol_err", "service_err", "system_err",
+	"buf_err", "perm_denied", "auth_err", "cred_insufficient",
+	"authinfo_unavail", "user_unknown", "maxtries", "new_authtok_reqd",
+	"acct_expired", "session_err", "cred_unavail", "cred_expired",
+	"cred_err", "no_module_data", "conv_err", "authtok_err",
+	"authtok_recover_err", "authtok_lock_busy", "authtok_disable_aging",
+	"try_again", "ignore", "abort", "authtok_expired", "module_unknown",
+	"bad_item", "conv_again", "incomplete", "default",
+};
+static const char *const action_names[] = { "ignore", "ok", "done", "bad",
+					    "die", "reset" };
+#define UNSET 100	/* not set yet: filled by the default */
+
+static void set_unset(signed char *a, int act)
+{
+	for (int i = 0; i < PWRAP_TRACE_CODES; i++) {
+		if (a[i] == UNSET) {
+			a[i] = (signed char)act;
+		}
+	}
+}
+
+/* "[value=action ...]" as libpam parses it: a value or action name is
+ * recognised by its prefix (so "successful" is "success" followed by
+ * garbage); blanks around '=' are allowed; any error makes every code
+ * "bad". */
+static bool parse_control(const char *p, signed char *a)
+{
+	while (*p != '\0') {
+		size_t v, k, len = 0;
+		int act = 0;
+
+		while (isspace((unsigned char)*p)) {
+			p++;
+		}
+		if (*p == '\0') {
+			break;
+		}
+		for (v = 0; v <= PWRAP_TRACE_CODES; v++) {
+			len = strlen(value_names[v]);
+			if (strncmp(value_names[v], p, len) == 0) {
+				break;
+			}
+		}
+		if (v > PWRAP_TRACE_CODES || p[len] == '\0') {
+			return false;
+		}
+		p += len;
+		while (isspace((unsigned char)*p)) {
+			p++;
+		}
+		if (*p++ != '=') {
+			return false;
+		}
+		while (isspace((unsigned char)*p)) {
+			p++;
+		}
+		if (*p == '\0') {
+			return false;
+		}
+		for (k = 0; k < sizeof(action_names) / sizeof(action_names[0]);
+		     k++) {
+			len = strlen(action_names[k]);
+			if (strncmp(action_names[k], p, len) == 0) {
+				act = -(int)k;
+				p += len;
+				break;
+			}
+		}
+		if (k == sizeof(action_names) / sizeof(action_names[0])) {
+			if (!isdigit((unsigned char)*p)) {
+				return false;
+			}
+			while (isdigit((unsigned char)*p)) {
+				/* more than a stack holds is a bad jump to
+				 * libpam too; 99 keeps it one */
+				act = act * 10 + (*p++ - '0');
+				act = act > 99 ? 99 : act;
+			}
+			if (act == 0) {
+				return false;
+			}
+		}
+		if (v == PWRAP_TRACE_CODES) {
+			set_unset(a, act);
+		} else {
+			a[v] = (signed char)act;
+		}
+	}
+	return true;
+}
+
+void pwrap_trace_actions(const char *control,
+			 signed char actions[PWRAP_TRACE_CODES])
+{
+	static const struct {
+		const char *name;
+		signed char success, other;
+		bool ignore_is_ignore;
+	} keywords[] = {
+		{ "required", PWRAP_ACT_OK, PWRAP_ACT_BAD, true },
+		{ "requisite", PWRAP_ACT_OK, PWRAP_ACT_DIE, true },
+		{ "optional", PWRAP_ACT_OK, PWRAP_ACT_IGNORE, false },
+		{ "sufficient", PWRAP_ACT_DONE, PWRAP_ACT_IGNORE, false },
+	};
+
+	memset(actions, UNSET, PWRAP_TRACE_CODES);
+	for (size_t i = 0; i < sizeof(keywords) / sizeof(keywords[0]); i++) {
+		if (strcasecmp(control, keywords[i].name) == 0) {
+			actions[PAM_SUCCESS] = keywords[i].success;
+			actions[PAM_NEW_AUTHTOK_REQD] = keywords[i].success;
+			if (keywords[i].ignore_is_ignore) {
+				actions[PAM_IGNORE] = PWRAP_ACT_IGNORE;
+			}
+			set_unset(actions, keywords[i].other);
+			return;
+		}
+	}
+	if (!parse_control(control, actions)) {
+		memset(actions, PWRAP_ACT_BAD, PWRAP_TRACE_CODES);
+	}
+	set_unset(actions, PWRAP_ACT_BAD);
 }
 
 /* ---- what a module line becomes ------------------------------------------ */

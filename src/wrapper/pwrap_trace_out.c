@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The module trace's output: the names of return codes, flags and
- * functions, the action a Linux-PAM control gives a return code, the
- * records in JSON and text (doc/trace-format.md), and appending them to
- * the trace file.  No state but "which destination failed last" (so a bad
- * path is logged once, not at every call).
+ * functions, the records in JSON and text (doc/trace-format.md), where
+ * they go (PAM_WRAPPER_TRACE, _FORMAT) and appending them to the trace
+ * file.  No state but the relative destination last resolved and the
+ * destination last logged as failing (so a bad path is logged once, not at
+ * every call).
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -193,135 +193,6 @@ static void flag_names(struct pwrap_tbuf *b, enum pwrap_sm sm, int flags,
 		snprintf(num, sizeof(num), "%#x", (unsigned)flags);
 		add(b, num, first);
 	}
-}
-
-/* ---- Linux-PAM's controls ---------------------------------------------- */
-
-/* The return-value names of pam.conf(5), in Linux-PAM's code order, then
- * "default". */
-static const char *const value_names[PWRAP_TRACE_CODES + 1] = {
-	"success", "open_err", "symbol_err", "service_err", "system_err",
-	"buf_err", "perm_denied", "auth_err", "cred_insufficient",
-	"authinfo_unavail", "user_unknown", "maxtries", "new_authtok_reqd",
-	"acct_expired", "session_err", "cred_unavail", "cred_expired",
-	"cred_err", "no_module_data", "conv_err", "authtok_err",
-	"authtok_recover_err", "authtok_lock_busy", "authtok_disable_aging",
-	"try_again", "ignore", "abort", "authtok_expired", "module_unknown",
-	"bad_item", "conv_again", "incomplete", "default",
-};
-static const char *const action_names[] = { "ignore", "ok", "done", "bad",
-					    "die", "reset" };
-#define UNSET 100	/* not set yet: filled by the default */
-
-static void set_unset(signed char *a, int act)
-{
-	for (int i = 0; i < PWRAP_TRACE_CODES; i++) {
-		if (a[i] == UNSET) {
-			a[i] = (signed char)act;
-		}
-	}
-}
-
-/* "[value=action ...]" as libpam parses it: a value or action name is
- * recognised by its prefix (so "successful" is "success" followed by
- * garbage); blanks around '=' are allowed; any error makes every code
- * "bad". */
-static bool parse_control(const char *p, signed char *a)
-{
-	while (*p != '\0') {
-		size_t v, k, len = 0;
-		int act = 0;
-
-		while (isspace((unsigned char)*p)) {
-			p++;
-		}
-		if (*p == '\0') {
-			break;
-		}
-		for (v = 0; v <= PWRAP_TRACE_CODES; v++) {
-			len = strlen(value_names[v]);
-			if (strncmp(value_names[v], p, len) == 0) {
-				break;
-			}
-		}
-		if (v > PWRAP_TRACE_CODES || p[len] == '\0') {
-			return false;
-		}
-		p += len;
-		while (isspace((unsigned char)*p)) {
-			p++;
-		}
-		if (*p++ != '=') {
-			return false;
-		}
-		while (isspace((unsigned char)*p)) {
-			p++;
-		}
-		if (*p == '\0') {
-			return false;
-		}
-		for (k = 0; k < sizeof(action_names) / sizeof(action_names[0]);
-		     k++) {
-			len = strlen(action_names[k]);
-			if (strncmp(action_names[k], p, len) == 0) {
-				act = -(int)k;
-				p += len;
-				break;
-			}
-		}
-		if (k == sizeof(action_names) / sizeof(action_names[0])) {
-			if (!isdigit((unsigned char)*p)) {
-				return false;
-			}
-			while (isdigit((unsigned char)*p)) {
-				/* more than a stack holds is a bad jump to
-				 * libpam too; 99 keeps it one */
-				act = act * 10 + (*p++ - '0');
-				act = act > 99 ? 99 : act;
-			}
-			if (act == 0) {
-				return false;
-			}
-		}
-		if (v == PWRAP_TRACE_CODES) {
-			set_unset(a, act);
-		} else {
-			a[v] = (signed char)act;
-		}
-	}
-	return true;
-}
-
-void pwrap_trace_actions(const char *control,
-			 signed char actions[PWRAP_TRACE_CODES])
-{
-	static const struct {
-		const char *name;
-		signed char success, other;
-		bool ignore_is_ignore;
-	} keywords[] = {
-		{ "required", PWRAP_ACT_OK, PWRAP_ACT_BAD, true },
-		{ "requisite", PWRAP_ACT_OK, PWRAP_ACT_DIE, true },
-		{ "optional", PWRAP_ACT_OK, PWRAP_ACT_IGNORE, false },
-		{ "sufficient", PWRAP_ACT_DONE, PWRAP_ACT_IGNORE, false },
-	};
-
-	memset(actions, UNSET, PWRAP_TRACE_CODES);
-	for (size_t i = 0; i < sizeof(keywords) / sizeof(keywords[0]); i++) {
-		if (strcasecmp(control, keywords[i].name) == 0) {
-			actions[PAM_SUCCESS] = keywords[i].success;
-			actions[PAM_NEW_AUTHTOK_REQD] = keywords[i].success;
-			if (keywords[i].ignore_is_ignore) {
-				actions[PAM_IGNORE] = PWRAP_ACT_IGNORE;
-			}
-			set_unset(actions, keywords[i].other);
-			return;
-		}
-	}
-	if (!parse_control(control, actions)) {
-		memset(actions, PWRAP_ACT_BAD, PWRAP_TRACE_CODES);
-	}
-	set_unset(actions, PWRAP_ACT_BAD);
 }
 
 /* ---- records ------------------------------------------------------------ */
@@ -559,6 +430,56 @@ void pwrap_trace_format(struct pwrap_tbuf *b, enum pwrap_trace_fmt fmt,
 	}
 }
 
+/* ---- where records go -------------------------------------------------- */
+
+/* A relative PAM_WRAPPER_TRACE is resolved when first seen (a daemon's
+ * later chdir must not move the trace). */
+static pthread_mutex_t rel_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *rel_seen, *rel_abs;
+
+char *pwrap_trace_dest(const char *v)
+{
+	char *abs = NULL;
+	char *cwd;
+
+	if (strcmp(v, "-") == 0 || v[0] == '/') {
+		return strdup(v);
+	}
+	pthread_mutex_lock(&rel_lock);
+	if (rel_seen == NULL || strcmp(rel_seen, v) != 0) {
+		cwd = getcwd(NULL, 0);
+		free(rel_seen);
+		free(rel_abs);
+		rel_seen = strdup(v);
+		rel_abs = cwd != NULL ? pwrap_join(cwd, v) : NULL;
+		free(cwd);
+	}
+	if (rel_abs != NULL) {
+		abs = strdup(rel_abs);
+	}
+	pthread_mutex_unlock(&rel_lock);
+	if (abs == NULL) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "PAM_WRAPPER_TRACE=%s: cannot "
+			  "resolve the relative path", v);
+	}
+	return abs;
+}
+
+enum pwrap_trace_fmt pwrap_trace_fmt_env(void)
+{
+	const char *f = getenv("PAM_WRAPPER_TRACE_FORMAT");
+
+	if (f == NULL || f[0] == '\0' || strcasecmp(f, "json") == 0) {
+		return PWRAP_TRACE_JSON;
+	}
+	if (strcasecmp(f, "text") == 0) {
+		return PWRAP_TRACE_TEXT;
+	}
+	PWRAP_LOG(PWRAP_LOG_WARN, "PAM_WRAPPER_TRACE_FORMAT=%s: expected json "
+		  "or text; writing json", f);
+	return PWRAP_TRACE_JSON;
+}
+
 /* ---- the file ---------------------------------------------------------- */
 
 /* Opens dest for appending: a symbolic link only when root or the real
@@ -628,4 +549,7 @@ __attribute__((destructor)) static void out_fini(void)
 {
 	free(failed_dest);
 	failed_dest = NULL;
+	free(rel_seen);
+	free(rel_abs);
+	rel_seen = rel_abs = NULL;
 }
