@@ -472,6 +472,7 @@ static void test_off_is_untouched(void **state)
 
 	(void)state;
 	svc("svc", "auth required pam_matrix.so passdb=@D@/passdb\n");
+	assert_non_null(getenv("PAM_WRAPPER_RUNTIME_DIR"));	/* preloaded */
 	conf = strdup(getenv("PAM_WRAPPER_RUNTIME_DIR"));
 	assert_non_null(conf);
 	strcpy(strrchr(conf, '/'), "/conf");
