@@ -22,7 +22,16 @@
  * sent (pam_echo's and pam_debug's arguments come back that way), and is
  * killed by alarm(2) if it takes longer ("hang").
  *
- * The two results must be identical.  When the rewriter refused a file that
+ * Directory C gets the same rewrites with the module trace on (every
+ * module line names the trace's stand-in, pwrap_trace_conf.c), and a third
+ * child runs them as the wrapper does with PAM_WRAPPER_TRACE set: the trace
+ * state of pwrap_trace.c around every call (compiled into this target, the
+ * stand-in built next to it in pam_wrapper/), the real modules loaded at
+ * pam_start.  B and C must give the same results (the trace changes
+ * nothing libpam does), and the start and result records the trace wrote
+ * must be C's results.
+ *
+ * The results of A and B must be identical.  When the rewriter refused a file that
  * the service reads (pwrap_rewrite_service() returned -1), the wrapper's
  * pam_start() returns PAM_ABORT: that agrees when libpam hung or crashed on
  * the original (the reasons the rewriter refuses a file) or its pam_start()
@@ -65,6 +74,7 @@
 #include <unistd.h>
 
 #include "pwrap_private.h"
+#include "pwrap_trace.h"
 
 #define NFILES 3
 #define SEP '\x01'
@@ -75,7 +85,9 @@ static const char *const names[NFILES] = { "svc", "inc1", "inc2" };
 static char top[PATH_MAX];	/* private scratch directory */
 static char dir_a[PATH_MAX];	/* top/A: the files as written */
 static char dir_b[PATH_MAX];	/* top/B: their rewrites */
-static size_t dir_len;		/* strlen(dir_a) == strlen(dir_b) */
+static char dir_c[PATH_MAX];	/* top/C: their rewrites for the trace */
+static char trace_file[PATH_MAX];	/* top/trace.json: C's records */
+static size_t dir_len;		/* strlen(dir_a) == strlen(dir_b) == ..._c */
 static char moddir[PATH_MAX];	/* the system's PAM module directory */
 static bool as_nobody;
 static bool verbose;		/* PWRAP_PAMDIFF_VERBOSE=1: print results */
@@ -85,6 +97,14 @@ static struct {
 	unsigned long inputs, ran, refused, hung, crashed;
 	unsigned long neutralised, skip_foreign, skip_cycle;
 } stats;
+
+/* The trace's code (compiled in) finds our module directory, pam_wrapper/
+ * next to this program, through this symbol, as the wrapper's through its
+ * own: the stand-in is built there. */
+bool pwrap_enabled(void)
+{
+	return true;
+}
 
 /* ---- setup and cleanup ------------------------------------------------- */
 
@@ -122,8 +142,17 @@ static void cleanup(void)
 	}
 	clear_dir(dir_a);
 	clear_dir(dir_b);
+	clear_dir(dir_c);
+	{
+		char t[PATH_MAX];
+
+		snprintf(t, sizeof(t), "%s/.t", dir_c);
+		(void)pwrap_rmtree(t);
+	}
+	(void)unlink(trace_file);
 	(void)rmdir(dir_a);
 	(void)rmdir(dir_b);
+	(void)rmdir(dir_c);
 	(void)rmdir(top);
 	top[0] = '\0';
 }
@@ -172,9 +201,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	atexit(cleanup);
 	snprintf(dir_a, sizeof(dir_a), "%s/A", top);
 	snprintf(dir_b, sizeof(dir_b), "%s/B", top);
+	snprintf(dir_c, sizeof(dir_c), "%s/C", top);
+	snprintf(trace_file, sizeof(trace_file), "%s/trace.json", top);
 	dir_len = strlen(dir_a);
 	if (mkdir(dir_a, 0755) != 0 || mkdir(dir_b, 0755) != 0 ||
-	    chmod(top, 0755) != 0) {
+	    mkdir(dir_c, 0755) != 0 || chmod(top, 0755) != 0) {
 		die("mkdir");
 	}
 	as_nobody = geteuid() == 0 && others_can_reach(top);
@@ -300,6 +331,8 @@ struct rw {
 	char **targets;		/* include targets seen (A-side paths) */
 	size_t n;
 	bool foreign;		/* a target outside A: skip the input */
+	const char *to;		/* the side written: dir_b or dir_c */
+	char gpath[PATH_MAX];	/* the file being written */
 };
 
 static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
@@ -323,7 +356,7 @@ static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
 		die("malloc");
 	}
 	rw->n++;
-	memcpy(r, dir_b, dir_len);	/* same length: the line does not grow */
+	memcpy(r, rw->to, dir_len);	/* same length: the line does not grow */
 	return r;
 }
 
@@ -355,6 +388,14 @@ static char *cb_module(void *ctx, const char *module, const char *src,
 	return NULL;	/* keep */
 }
 
+/* Side C: the module line as the wrapper writes it for the trace. */
+static char *cb_trace(void *ctx, const struct pwrap_module_line *ml)
+{
+	const struct rw *rw = ctx;
+
+	return pwrap_trace_line(dir_c, rw->gpath, ml);
+}
+
 /* Which of our files (index) the A-side path names, or -1. */
 static int file_of(const char *path, const struct stat *ours)
 {
@@ -378,6 +419,8 @@ struct side {
 	bool present[NFILES];
 	char *out[NFILES];	/* rewrites (NULL: not reached or refused) */
 	size_t out_len[NFILES];
+	char *out_c[NFILES];	/* the same for the trace */
+	size_t out_c_len[NFILES];
 	int refused;		/* index of a refused file, or -1 */
 	int refused_errno;
 };
@@ -405,14 +448,17 @@ static bool has_cycle(bool edge[NFILES][NFILES], int f, int *state)
  * A, or a cycle of includes (the wrapper refuses those before the rewriter
  * matters; libpam recurses until it fails, crashes or times out).
  */
-static bool rewrite_all(struct side *s)
+static bool rewrite_all(struct side *s, bool traced)
 {
 	const struct pwrap_rewrite_ops ops = { cb_include, cb_module, NULL,
-					      cb_bad_include };
+					      cb_bad_include,
+					      traced ? cb_trace : NULL };
+	char **out = traced ? s->out_c : s->out;
+	size_t *out_len = traced ? s->out_c_len : s->out_len;
 	struct stat ours[NFILES];
 	bool queued[NFILES] = { false };
 	int queue[NFILES], qn = 0, qi;
-	struct rw rw = { NULL, 0, false };
+	struct rw rw = { NULL, 0, false, traced ? dir_c : dir_b, "" };
 	bool edge[NFILES][NFILES];
 	int state[NFILES] = { 0 };
 	char path[PATH_MAX];
@@ -428,7 +474,9 @@ static bool rewrite_all(struct side *s)
 			die(path);
 		}
 	}
-	s->refused = -1;
+	if (!traced) {
+		s->refused = -1;
+	}
 	queue[qn++] = 0;
 	queued[0] = true;
 	for (qi = 0; qi < qn; qi++) {
@@ -437,14 +485,23 @@ static bool rewrite_all(struct side *s)
 
 		o.ctx = &rw;
 		rw.n = 0;
+		snprintf(rw.gpath, sizeof(rw.gpath), "%s/%s", rw.to, names[f]);
 		errno = 0;
 		if (pwrap_rewrite_service(s->in[f].p, s->in[f].len, names[f],
-					  &o, &s->out[f], &s->out_len[f]) != 0) {
-			if (s->refused < 0) {
+					  &o, &out[f], &out_len[f]) != 0) {
+			if (traced) {
+				/* the trace never refuses what B took */
+				if (s->refused != f) {
+					fprintf(stderr, "fuzz_pamdiff: %s "
+						"refused only when traced\n",
+						names[f]);
+					abort();
+				}
+			} else if (s->refused < 0) {
 				s->refused = f;
 				s->refused_errno = errno;
 			}
-			s->out[f] = NULL;
+			out[f] = NULL;
 		}
 		for (k = 0; k < rw.n; k++) {
 			int t = file_of(rw.targets[k], ours);
@@ -535,8 +592,23 @@ static int conv(int n, const struct pam_message **msg,
 	return PAM_SUCCESS;
 }
 
-/* In the child: one transaction on dir, the result line to fd; _exits. */
-static void __attribute__((noreturn)) child(const char *dir, int fd)
+/* The application's call, as the wrapper's pwrap_trace_api.c makes it. */
+static int call(bool traced, pam_handle_t *ph, enum pwrap_sm sm, int flags,
+		int (*fn)(pam_handle_t *, int))
+{
+	bool t = traced && pwrap_trace_call_before(ph);
+	int rc = fn(ph, flags);
+
+	if (t) {
+		pwrap_trace_call_after(ph, sm, flags, rc);
+	}
+	return rc;
+}
+
+/* In the child: one transaction on dir (traced: as the wrapper does with
+ * PAM_WRAPPER_TRACE), the result line to fd; _exits. */
+static void __attribute__((noreturn)) child(const char *dir, int fd,
+					    bool traced)
 {
 	static const int sigs[] = { SIGALRM, SIGSEGV, SIGBUS, SIGABRT, SIGFPE,
 				    SIGILL, SIGPIPE };
@@ -560,16 +632,41 @@ static void __attribute__((noreturn)) child(const char *dir, int fd)
 	alarm(CHILD_ALARM);
 	msgs_len = 0;
 	msgs[0] = '\0';
+	if (traced) {
+		setenv("PAM_WRAPPER_TRACE", trace_file, 1);
+		(void)pwrap_trace_begin();
+		/* libpam reads every file of ours: their modules are loaded
+		 * after pam_start (more than libpam loads does no harm) */
+		pwrap_trace_walk_begin();
+		for (i = 0; i < NFILES; i++) {
+			char g[PATH_MAX];
+
+			snprintf(g, sizeof(g), "%s/%s", dir_c, names[i]);
+			pwrap_trace_walked(g, PWRAP_STACK_ANY);
+		}
+	}
 	rc = pam_start_confdir("svc", "alice", &c, dir, &ph);
+	if (traced) {
+		rc = pwrap_trace_started((void **)&ph, "svc", dir, rc);
+	}
 	res_rc("start", rc);
 	if (rc == PAM_SUCCESS) {
-		res_rc("auth", pam_authenticate(ph, 0));
-		res_rc("setcred", pam_setcred(ph, PAM_ESTABLISH_CRED));
-		res_rc("acct", pam_acct_mgmt(ph, 0));
-		res_rc("open", pam_open_session(ph, 0));
-		res_rc("close", pam_close_session(ph, 0));
-		res_rc("chauthtok", pam_chauthtok(ph, 0));
+		res_rc("auth", call(traced, ph, PWRAP_SM_AUTHENTICATE, 0,
+				    pam_authenticate));
+		res_rc("setcred", call(traced, ph, PWRAP_SM_SETCRED,
+				       PAM_ESTABLISH_CRED, pam_setcred));
+		res_rc("acct", call(traced, ph, PWRAP_SM_ACCT_MGMT, 0,
+				    pam_acct_mgmt));
+		res_rc("open", call(traced, ph, PWRAP_SM_OPEN_SESSION, 0,
+				    pam_open_session));
+		res_rc("close", call(traced, ph, PWRAP_SM_CLOSE_SESSION, 0,
+				     pam_close_session));
+		res_rc("chauthtok", call(traced, ph, PWRAP_SM_CHAUTHTOK, 0,
+					 pam_chauthtok));
 		res_rc("end", pam_end(ph, PAM_SUCCESS));
+		if (traced) {
+			pwrap_trace_ended(ph);
+		}
 	}
 	while (off < msgs_len) {
 		ssize_t n = write(fd, msgs + off, msgs_len - off);
@@ -589,7 +686,7 @@ struct run {
 	char *result;	/* malloc'd */
 };
 
-static void start_run(struct run *r, const char *dir)
+static void start_run(struct run *r, const char *dir, bool traced)
 {
 	int p[2];
 
@@ -605,7 +702,7 @@ static void start_run(struct run *r, const char *dir)
 	}
 	if (r->pid == 0) {
 		close(p[0]);
-		child(dir, p[1]);
+		child(dir, p[1], traced);
 	}
 	close(p[1]);
 	r->fd = p[0];
@@ -617,8 +714,8 @@ static void finish_runs(struct run *r, size_t n)
 	size_t open_fds = n, i;
 
 	while (open_fds > 0) {
-		struct pollfd pfd[2];
-		size_t idx[2], m = 0;
+		struct pollfd pfd[3];
+		size_t idx[3], m = 0;
 
 		for (i = 0; i < n; i++) {
 			if (r[i].fd >= 0) {
@@ -703,19 +800,132 @@ static void show(const char *title, const char *p, size_t n)
 	fputs(n > 0 && p[n - 1] == '\n' ? "" : "\n", stderr);
 }
 
-/* Runs both sides; returns a description of the disagreement or NULL. */
-static const char *compare_once(const struct side *s, char **ra, char **rb)
+/* The value of the JSON member key in a record of ours ("..." or not),
+ * into out; false when it has none. */
+static bool member(const char *rec, const char *key, char *out, size_t cap)
 {
-	struct run r[2];
-	size_t n = s->refused < 0 ? 2 : 1;
+	char k[64];
+	const char *p;
+	size_t n;
 
-	start_run(&r[0], dir_a);
-	if (n == 2) {
-		start_run(&r[1], dir_b);
+	snprintf(k, sizeof(k), ",\"%s\":", key);
+	p = strstr(rec, k);
+	if (p == NULL) {
+		return false;
+	}
+	p += strlen(k);
+	p += *p == '"';
+	n = strcspn(p, "\",}");
+	if (n >= cap) {
+		return false;
+	}
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return true;
+}
+
+/* The start and result records of trace_file in the children's words
+ * ("start=0 auth=7 ..."), malloc'd. */
+static char *trace_results(void)
+{
+	static const char *const calls[][2] = {
+		{ "pam_authenticate", "auth" }, { "pam_setcred", "setcred" },
+		{ "pam_acct_mgmt", "acct" },	{ "pam_open_session", "open" },
+		{ "pam_close_session", "close" }, { "pam_chauthtok", "chauthtok" },
+	};
+	struct buf b = { NULL, 0, 0 };
+	FILE *f = fopen(trace_file, "r");
+	char line[16384];
+
+	buf_add(&b, "", 0);
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+		char call[64] = "start", rc[64], num[16];
+		int code = -1;
+
+		if (strncmp(line, "{\"kind\":\"module\"", 16) == 0 ||
+		    !member(line, "rc", rc, sizeof(rc)) ||
+		    (strncmp(line, "{\"kind\":\"start\"", 15) != 0 &&
+		     !member(line, "call", call, sizeof(call)))) {
+			continue;
+		}
+		for (size_t k = 0; k < 6; k++) {
+			if (strcmp(call, calls[k][0]) == 0) {
+				snprintf(call, sizeof(call), "%s", calls[k][1]);
+			}
+		}
+		for (int v = 0; v < 64 && code < 0; v++) {
+			const char *n = pwrap_trace_code_name(v);
+
+			code = n != NULL && strcmp(n, rc) == 0 ? v : -1;
+		}
+		snprintf(num, sizeof(num), "%d", code < 0 ? atoi(rc) : code);
+		buf_str(&b, b.len ? " " : "");
+		buf_str(&b, call);
+		buf_str(&b, "=");
+		buf_str(&b, num);
+	}
+	if (f != NULL) {
+		fclose(f);
+	}
+	return b.p;
+}
+
+/* A child's line without its messages and pam_end, or NULL when it did
+ * not finish. */
+static char *calls_only(const char *res)
+{
+	char *s = strdup(res), *o = s;
+	const char *p = res;
+
+	if (s == NULL) {
+		die("malloc");
+	}
+	if (strncmp(res, "start=", 6) != 0) {
+		free(s);
+		return NULL;
+	}
+	while (*p != '\0') {
+		if (strncmp(p, " {", 2) == 0 && strchr(p, '}') != NULL) {
+			p = strchr(p, '}') + 1;	/* '}' inside is \x7d */
+		} else if (strncmp(p, " end=", 5) == 0) {
+			p += strcspn(p + 1, " ") + 1;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+	return s;
+}
+
+/* An empty trace_file the C child (perhaps nobody) may append to. */
+static void fresh_trace(void)
+{
+	int fd = open(trace_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+				  O_NOFOLLOW, 0600);
+
+	if (fd < 0 || (as_nobody && fchown(fd, 65534, 65534) != 0) ||
+	    close(fd) != 0) {
+		die(trace_file);
+	}
+}
+
+/* Runs the sides; returns a description of the disagreement or NULL. */
+static const char *compare_once(const struct side *s, char **ra, char **rb,
+				char **rc)
+{
+	struct run r[3];
+	size_t n = s->refused < 0 ? 3 : 1;
+
+	fresh_trace();
+	start_run(&r[0], dir_a, false);
+	if (n == 3) {
+		start_run(&r[1], dir_b, false);
+		start_run(&r[2], dir_c, true);
 	}
 	finish_runs(r, n);
 	*ra = r[0].result;
-	*rb = n == 2 ? r[1].result : NULL;
+	*rb = n == 3 ? r[1].result : NULL;
+	*rc = n == 3 ? r[2].result : NULL;
 
 	if (s->refused >= 0) {
 		if (s->refused_errno == E2BIG) {
@@ -735,6 +945,25 @@ static const char *compare_once(const struct side *s, char **ra, char **rb)
 	if (strcmp(*ra, *rb) != 0) {
 		return "libpam reads the rewrite differently";
 	}
+	if (strcmp(*rb, *rc) != 0) {
+		return "the module trace changes what libpam does";
+	}
+	{
+		char *want = calls_only(*rc);
+		char *got = trace_results();
+		bool same = want == NULL || strcmp(want, got) == 0;
+
+		if (!same) {
+			fprintf(stderr, "fuzz_pamdiff: C: %s\nfuzz_pamdiff: "
+				"its trace: %s\n", want, got);
+		}
+		free(want);
+		free(got);
+		if (!same) {
+			return "the trace's results are not what libpam "
+			       "returned";
+		}
+	}
 	return NULL;
 }
 
@@ -742,7 +971,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct side s;
 	const char *why;
-	char *ra = NULL, *rb = NULL;
+	char *ra = NULL, *rb = NULL, *rc = NULL;
 	size_t start = 0, i;
 	int f;
 
@@ -767,38 +996,48 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	clear_dir(dir_a);
 	clear_dir(dir_b);
+	clear_dir(dir_c);
 	for (f = 0; f < NFILES; f++) {
 		if (s.present[f]) {
 			write_file(dir_a, names[f], s.in[f].p, s.in[f].len);
 		}
 	}
-	if (!rewrite_all(&s)) {
+	/* no transaction runs the earlier inputs' lines any more */
+	pwrap_trace_forget_all();
+	if (!rewrite_all(&s, false) || !rewrite_all(&s, true)) {
 		goto out;
 	}
 	for (f = 0; f < NFILES; f++) {
 		if (s.out[f] != NULL) {
 			write_file(dir_b, names[f], s.out[f], s.out_len[f]);
 		}
+		if (s.out_c[f] != NULL) {
+			write_file(dir_c, names[f], s.out_c[f],
+				   s.out_c_len[f]);
+		}
 	}
 
-	why = compare_once(&s, &ra, &rb);
+	why = compare_once(&s, &ra, &rb, &rc);
 	stats.ran++;
 	stats.refused += s.refused >= 0;
 	stats.hung += strcmp(ra, "hang") == 0;
 	stats.crashed += strncmp(ra, "signal:", 7) == 0;
 	if (verbose) {
-		fprintf(stderr, "fuzz_pamdiff: A: %s\nfuzz_pamdiff: B: %s\n",
-			ra, rb ? rb : "(refused)");
+		fprintf(stderr, "fuzz_pamdiff: A: %s\nfuzz_pamdiff: B: %s\n"
+			"fuzz_pamdiff: C: %s\n", ra, rb ? rb : "(refused)",
+			rc ? rc : "(refused)");
 	}
 	if (why != NULL) {
 		/* once more, to rule out a child slowed down by the machine */
 		free(ra);
 		free(rb);
-		why = compare_once(&s, &ra, &rb);
+		free(rc);
+		why = compare_once(&s, &ra, &rb, &rc);
 	}
 	if (why != NULL) {
 		fprintf(stderr, "\nfuzz_pamdiff: DISAGREEMENT: %s\n", why);
-		fprintf(stderr, "A = %s, B = %s\n", dir_a, dir_b);
+		fprintf(stderr, "A = %s, B = %s, C = %s\n", dir_a, dir_b,
+			dir_c);
 		for (f = 0; f < NFILES; f++) {
 			char t[64];
 
@@ -815,14 +1054,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					s.refused == f ? "refused" :
 							 "not included");
 			}
+			snprintf(t, sizeof(t), "C/%s (traced)", names[f]);
+			if (s.out_c[f] != NULL) {
+				show(t, s.out_c[f], s.out_c_len[f]);
+			}
 		}
 		if (s.refused >= 0) {
 			fprintf(stderr, "rewriter refused %s: %s\n",
 				names[s.refused], strerror(s.refused_errno));
 		}
-		fprintf(stderr, "libpam on A: %s\nlibpam on B: %s\n", ra,
+		fprintf(stderr, "libpam on A: %s\nlibpam on B: %s\n"
+			"libpam on C (traced): %s\n", ra,
 			rb ? rb : "(refused: the wrapper's pam_start gives "
-				  "PAM_ABORT)");
+				  "PAM_ABORT)", rc ? rc : "(not run)");
 		if (getenv("PWRAP_PAMDIFF_KEEP") == NULL) {
 			cleanup();
 		}
@@ -831,9 +1075,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 out:
 	free(ra);
 	free(rb);
+	free(rc);
 	for (i = 0; i < NFILES; i++) {
 		free(s.in[i].p);
 		free(s.out[i]);
+		free(s.out_c[i]);
 	}
 	return 0;
 }

@@ -154,7 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.module_path = cb_module,
 		.ctx = NULL,
 	};
-	const struct pwrap_rewrite_ops no_cbs = { NULL, NULL, NULL, NULL };
+	const struct pwrap_rewrite_ops no_cbs = { NULL, NULL, NULL, NULL, NULL };
 	char *out = NULL;
 	char *plain = NULL;
 	char *again = NULL;

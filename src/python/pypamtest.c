@@ -43,6 +43,7 @@
 #include "libpamtest.h"
 #include "pamtest_conv.h"
 #include "pamtest_preload.h"
+#include "pypamtest_trace.h"
 
 #define HANDLE_CAPSULE_NAME "pypamtest.pam_handle"
 
@@ -267,6 +268,7 @@ typedef struct {
 	PyObject_HEAD
 	PyObject *info;   /* tuple of str */
 	PyObject *errors; /* tuple of str */
+	PyObject *trace;  /* list of dict (trace=True), else None */
 } TestResultObject;
 
 static PyObject *sequence_arg(PyObject *obj, const char *what);
@@ -328,6 +330,7 @@ static PyObject *TestResult_new(PyTypeObject *type, PyObject *args,
 	}
 	self->info = info;
 	self->errors = errors;
+	self->trace = Py_NewRef(Py_None);
 	return (PyObject *)self;
 }
 
@@ -335,6 +338,7 @@ static void TestResult_dealloc(TestResultObject *self)
 {
 	Py_XDECREF(self->info);
 	Py_XDECREF(self->errors);
+	Py_XDECREF(self->trace);
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -393,6 +397,9 @@ static PyMemberDef TestResult_members[] = {
 	 "PAM_TEXT_INFO messages, in the order the modules sent them."},
 	{"errors", T_OBJECT_EX, offsetof(TestResultObject, errors), READONLY,
 	 "PAM_ERROR_MSG messages, in the order the modules sent them."},
+	{"trace", T_OBJECT, offsetof(TestResultObject, trace), READONLY,
+	 "run_pamtest(..., trace=True): the module trace's records (dicts), "
+	 "else None."},
 	{NULL, 0, 0, 0, NULL},
 };
 
@@ -927,7 +934,8 @@ PyDoc_STRVAR(run_pamtest_doc,
 	     "echo_on=None, handle=None, *, conv_fail_at=0, "
 	     "conv_fail_code=None, conv_null_resp_at=0, "
 	     "conv_null_entry_at=0, conv_long_answer=False, "
-	     "conv_long_answer_at=0, conv_long_answer_len=None)\n--\n\n"
+	     "conv_long_answer_at=0, conv_long_answer_len=None, "
+	     "trace=False)\n--\n\n"
 	     "Runs the TestCase list as one PAM transaction of service for "
 	     "username.\nPrompts are answered in order from echo_off "
 	     "(PAM_PROMPT_ECHO_OFF) and echo_on\n(PAM_PROMPT_ECHO_ON); when "
@@ -945,7 +953,10 @@ PyDoc_STRVAR(run_pamtest_doc,
 	     "conv_long_answer_len characters (default "
 	     "PAMTEST_CONV_LONG_ANSWER_LEN).\nA faulted call uses no answer "
 	     "and records no message, except that a\nlong-answer call "
-	     "records its messages.");
+	     "records its messages.\n\ntrace=True: the wrapper's module "
+	     "trace of the run (PAM_WRAPPER_TRACE) becomes\nthe result's "
+	     ".trace (also the PamTestError's), a list of dicts, one per "
+	     "record.");
 
 static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 			     PyObject *kwds)
@@ -955,7 +966,7 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 				 "conv_fail_code", "conv_null_resp_at",
 				 "conv_null_entry_at", "conv_long_answer",
 				 "conv_long_answer_at", "conv_long_answer_len",
-				 NULL};
+				 "trace", NULL};
 	const char *user = NULL;
 	const char *service = NULL;
 	PyObject *tests_arg = NULL;
@@ -969,6 +980,9 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 	int long_answer = 0;
 	PyObject *long_answer_at = NULL;
 	PyObject *long_answer_len = NULL;
+	int want_trace = 0;
+	struct pyp_trace tr;
+	PyObject *records = NULL;
 	struct pamtest_conv_faults faults;
 	bool any_fault = false;
 	PyObject *tests = NULL;
@@ -989,14 +1003,16 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 	int out_rc;
 
 	memset(&msgs, 0, sizeof(msgs));
+	memset(&tr, 0, sizeof(tr));
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "zsO|OOO$OOOOpOO:run_pamtest",
+	if (!PyArg_ParseTupleAndKeywords(args, kwds,
+					 "zsO|OOO$OOOOpOOp:run_pamtest",
 					 kwlist, &user, &service, &tests_arg,
 					 &echo_off_arg, &echo_on_arg,
 					 &handle_arg, &fail_at, &fail_code,
 					 &null_resp_at, &null_entry_at,
 					 &long_answer, &long_answer_at,
-					 &long_answer_len)) {
+					 &long_answer_len, &want_trace)) {
 		return NULL;
 	}
 	if (faults_from_args(fail_at, fail_code, null_resp_at, null_entry_at,
@@ -1070,6 +1086,9 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 		 * installs this run's conversation on it. */
 		PyCapsule_SetContext(in_cap, NULL);
 	}
+	if (want_trace && pyp_trace_begin(&tr) != 0) {
+		goto out;
+	}
 
 	Py_BEGIN_ALLOW_THREADS
 	/* No fault asked: the plain call, exactly as before. */
@@ -1078,6 +1097,9 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 				    n, in_ph);
 	Py_END_ALLOW_THREADS
 
+	if (want_trace && (records = pyp_trace_end(&tr)) == NULL) {
+		goto out;
+	}
 	out_rc = collect_case_outputs(tests, cases, n, in_cap, in_ph);
 	if (out_rc != 0) {
 		goto out;
@@ -1088,6 +1110,7 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 	}
 	if (perr != PAMTEST_ERR_OK) {
 		raise_pamtest_error(perr, cases, n);
+		pyp_trace_attach(records);
 		goto out;
 	}
 
@@ -1102,10 +1125,14 @@ static PyObject *py_run_pamtest(PyObject *Py_UNUSED(module), PyObject *args,
 	}
 	res->info = info;
 	res->errors = errors;
+	res->trace = records != NULL ? records : Py_NewRef(Py_None);
+	records = NULL;
 	info = NULL;
 	errors = NULL;
 	result = (PyObject *)res;
 out:
+	pyp_trace_abandon(&tr);
+	Py_XDECREF(records);
 	Py_XDECREF(info);
 	Py_XDECREF(errors);
 	answers_free(echo_off);
@@ -1121,9 +1148,28 @@ out:
 /* ------------------------------------------------------------------ */
 /* Module                                                              */
 
+PyDoc_STRVAR(read_trace_doc,
+	     "read_trace(path)\n--\n\n"
+	     "The records of a module trace file (PAM_WRAPPER_TRACE in json "
+	     "format), a list\nof dicts, one per line (doc/trace-format.md).");
+
+static PyObject *py_read_trace(PyObject *Py_UNUSED(module), PyObject *arg)
+{
+	PyObject *bytes = NULL;
+	PyObject *records;
+
+	if (!PyUnicode_FSConverter(arg, &bytes)) {
+		return NULL;
+	}
+	records = pyp_read_trace_file(PyBytes_AS_STRING(bytes), false);
+	Py_DECREF(bytes);
+	return records;
+}
+
 static PyMethodDef pypamtest_methods[] = {
 	{"run_pamtest", (PyCFunction)(void (*)(void))py_run_pamtest,
 	 METH_VARARGS | METH_KEYWORDS, run_pamtest_doc},
+	{"read_trace", py_read_trace, METH_O, read_trace_doc},
 	{NULL, NULL, 0, NULL},
 };
 

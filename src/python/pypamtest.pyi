@@ -2,7 +2,8 @@
 #
 # Type stub of the pypamtest extension module (src/python/pypamtest.c):
 # installed next to pypamtest.so so type checkers and IDEs see its API.
-from typing import Final, Iterable, final
+import os
+from typing import Any, Final, Iterable, final
 
 @final
 class _PamHandle:
@@ -13,7 +14,10 @@ class PamTestError(OSError):
     """A test case returned other than its expected_rv (args: one message,
     "Error [2]: Test case { ... } returned [7] (PAM_AUTH_ERR)"), or the
     transaction could not run (args: code, text), for instance because
-    PAM_WRAPPER=1 is set but libpam_wrapper.so is not in LD_PRELOAD."""
+    PAM_WRAPPER=1 is set but libpam_wrapper.so is not in LD_PRELOAD.
+    With run_pamtest(..., trace=True) it has the run's records as
+    .trace."""
+    trace: list[dict[str, Any]]
 
 @final
 class TestCase:
@@ -39,6 +43,9 @@ class TestResult:
     def info(self) -> tuple[str, ...]: ...
     @property
     def errors(self) -> tuple[str, ...]: ...
+    @property
+    def trace(self) -> list[dict[str, Any]] | None:
+        """run_pamtest(..., trace=True): the module trace's records."""
 
 def run_pamtest(
     username: str | None,
@@ -55,6 +62,7 @@ def run_pamtest(
     conv_long_answer: bool = ...,
     conv_long_answer_at: int | None = ...,
     conv_long_answer_len: int | None = ...,
+    trace: bool = ...,
 ) -> TestResult:
     """Conversation calls are numbered from 1 across the run; a conv_*_at
     of 0 or None never applies, PAMTEST_CONV_EVERY_CALL applies to every
@@ -63,7 +71,13 @@ def run_pamtest(
     conv_null_entry_at: PAM_SUCCESS with NULL answers; conv_long_answer
     (every call) or conv_long_answer_at: prompts answered with
     conv_long_answer_len characters "abcd...zabc..." (default
-    PAMTEST_CONV_LONG_ANSWER_LEN)."""
+    PAMTEST_CONV_LONG_ANSWER_LEN).  trace=True: the wrapper's module
+    trace of the run (PAM_WRAPPER_TRACE) as the result's .trace (and the
+    PamTestError's), one dict per record."""
+
+def read_trace(path: str | bytes | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The records of a module trace file in json format (one dict per
+    line; doc/trace-format.md)."""
 
 PAMTEST_AUTHENTICATE: Final[int]
 PAMTEST_SETCRED: Final[int]

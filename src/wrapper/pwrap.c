@@ -44,6 +44,7 @@
 #include <syslog.h>
 
 #include "pwrap_private.h"
+#include "pwrap_trace.h"
 
 /* A setuid or setgid process (or one with file capabilities) must never
  * take its PAM configuration from the environment. */
@@ -125,9 +126,9 @@ static void say_not_enabled(const char *entry, const char *confdir)
  * wrapped, so its audit calls are answered as wrapped). */
 static bool last_start_wrapped;
 
-static int pwrap_start(const char *service, const char *user,
-		       const struct pam_conv *conv, const char *app_confdir,
-		       pam_handle_t **pamh)
+static int start_prepared(const char *service, const char *user,
+			  const struct pam_conv *conv, const char *app_confdir,
+			  pam_handle_t **pamh)
 {
 	const struct pwrap_real *r = pwrap_real();
 	char *confdir = NULL;
@@ -191,6 +192,21 @@ static int pwrap_start(const char *service, const char *user,
 out:
 	if (pamh != NULL) {
 		*pamh = NULL;
+	}
+	return rc;
+}
+
+/* A wrapped pam_start, recorded when PAM_WRAPPER_TRACE is set. */
+static int pwrap_start(const char *service, const char *user,
+		       const struct pam_conv *conv, const char *app_confdir,
+		       pam_handle_t **pamh)
+{
+	bool traced = pwrap_trace_begin();
+	int rc = start_prepared(service, user, conv, app_confdir, pamh);
+
+	if (traced) {
+		rc = pwrap_trace_started((void **)pamh, service, app_confdir,
+					 rc);
 	}
 	return rc;
 }
@@ -260,6 +276,7 @@ PWRAP_EXPORT int pam_set_item(pam_handle_t *pamh, int item_type,
 		 * (OpenPAM refuses a new name after pam_start: nothing to
 		 * prepare.) */
 #if !defined(PWRAP_OPENPAM)
+		pwrap_trace_resume(pamh);
 		(void)pwrap_prepare(item, NULL, NULL);
 #endif
 	}

@@ -394,6 +394,72 @@ static size_t emitted_len(const char *l, size_t len)
 	return body + (hash ? 1 : 0);
 }
 
+/* nl = l with the token target replaced by rep. */
+static void replace_tok(struct sbuf *nl, const char *l, const struct tok *target,
+			const char *rep)
+{
+	sb_add(nl, l, target->s);
+	sb_str(nl, rep);
+	/* "[x]y" is two tokens; a replaced "[x]" must stay apart from "y" */
+	if (l[target->e] != '\0' && !is_delim(l[target->e])) {
+		sb_str(nl, " ");
+	}
+	sb_str(nl, l + target->e);
+}
+
+/*
+ * The module line l (tokens t1 t2, module token target with text) written
+ * with what ops->module_line gives (the trace's stand-in): true when it is
+ * written (or out failed), false to go on as without (no replacement, or
+ * one that would not fit libpam's line buffer).
+ */
+static bool traced_line(struct sbuf *out, const char *l, const struct tok *t1,
+			const struct tok *t2, const struct tok *target,
+			const char *text, const char *src, unsigned line,
+			const struct pwrap_rewrite_ops *ops)
+{
+	struct pwrap_module_line ml = { .src = src, .line = line };
+	char *type = tok_text(l, t1);
+	char *control = tok_text(l, t2);
+	char *rep = NULL;
+	struct sbuf nl = { 0 };
+	bool done = false;
+
+	if (type == NULL || control == NULL) {
+		out->failed = true;
+		done = true;
+		goto out;
+	}
+	ml.type = type;
+	ml.control = control;
+	ml.bracket = t2->bracket;
+	ml.module = text;
+	ml.stack = line_stack(l, t1);
+	rep = ops->module_line(ops->ctx, &ml);
+	if (rep == NULL) {
+		goto out;
+	}
+	replace_tok(&nl, l, target, rep);
+	if (nl.failed) {
+		out->failed = true;
+		done = true;
+	} else if (emitted_len(nl.p, nl.len) < PAM_LINE_BUF) {
+		emit(out, nl.p, nl.len);
+		done = true;
+	} else {
+		PWRAP_LOG(PWRAP_LOG_WARN, "%s:%u: with the trace's stand-in for "
+			  "%s the line would not fit libpam's %d-byte line "
+			  "buffer; its calls are not traced", src, line, text,
+			  PAM_LINE_BUF);
+	}
+out:
+	free(nl.p);
+	free(rep);
+	free(type);
+	free(control);
+	return done;
+}
+
 /*
  * Rewrites one logical line.  Returns 0, or -1 when an include target
  * cannot be replaced without breaking libpam's line limit (logged; the
@@ -447,6 +513,10 @@ static int rewrite_line(struct sbuf *out, const char *l, const char *src,
 		out->failed = true;
 		return -1;
 	}
+	if (!include && ops->module_line != NULL &&
+	    traced_line(out, l, &t1, &t2, target, text, src, line, ops)) {
+		goto out;
+	}
 	/* a callback left NULL keeps its tokens as written */
 	if (include && ops->include_target != NULL) {
 		rep = ops->include_target(ops->ctx, text, line_stack(l, &t1),
@@ -458,13 +528,7 @@ static int rewrite_line(struct sbuf *out, const char *l, const char *src,
 		emit(out, l, len);
 		goto out;
 	}
-	sb_add(&nl, l, target->s);
-	sb_str(&nl, rep);
-	/* "[x]y" is two tokens; a replaced "[x]" must stay apart from "y" */
-	if (l[target->e] != '\0' && !is_delim(l[target->e])) {
-		sb_str(&nl, " ");
-	}
-	sb_str(&nl, l + target->e);
+	replace_tok(&nl, l, target, rep);
 	if (nl.failed) {
 		out->failed = true;
 		rc = -1;

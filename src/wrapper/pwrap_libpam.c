@@ -23,6 +23,7 @@
 static struct pwrap_real real;
 static pthread_once_t real_once = PTHREAD_ONCE_INIT;
 static const void *libpam_base;
+static void *libpam_handle;
 
 bool pwrap_force_legacy(void)
 {
@@ -77,6 +78,7 @@ static void real_load(void)
 			  PWRAP_LIBPAM_SONAME, dlerror());
 		return;
 	}
+	libpam_handle = h;
 	*(void **)&real.pam_start = dlsym(h, "pam_start");
 	*(void **)&real.pam_start_confdir = dlsym(h, "pam_start_confdir");
 	*(void **)&real.pam_set_item = dlsym(h, "pam_set_item");
@@ -99,6 +101,12 @@ const struct pwrap_real *pwrap_real(void)
 {
 	pthread_once(&real_once, real_load);
 	return &real;
+}
+
+void *pwrap_libpam_sym(const char *name)
+{
+	pthread_once(&real_once, real_load);
+	return libpam_handle != NULL ? dlsym(libpam_handle, name) : NULL;
 }
 
 const void *pwrap_libpam_base(void)

@@ -100,6 +100,16 @@ enum pwrap_bad_include {
 	PWRAP_INCLUDE_TOO_LONG,		/* resolved, the target would not fit
 					 * libpam's line buffer */
 };
+/* A module line as libpam sees its tokens (for module_line below). */
+struct pwrap_module_line {
+	const char *type;	/* as written: "-auth" keeps its '-' */
+	const char *control;	/* "[...]" without the brackets */
+	bool bracket;		/* the control was "[...]" */
+	const char *module;
+	enum pwrap_stack stack;
+	const char *src;
+	unsigned line;
+};
 struct pwrap_rewrite_ops {
 	char *(*include_target)(void *ctx, const char *target,
 				enum pwrap_stack stack, const char *src_name,
@@ -110,6 +120,10 @@ struct pwrap_rewrite_ops {
 	int (*bad_include)(void *ctx, enum pwrap_stack stack,
 			   enum pwrap_bad_include why, const char *target,
 			   const char *src_name, unsigned line);
+	/* Optional (the module trace): the module token's replacement,
+	 * tried first; when it is NULL or makes the line too long for
+	 * libpam, module_path's is used. */
+	char *(*module_line)(void *ctx, const struct pwrap_module_line *ml);
 };
 /* The error line for a bad include line that libpam reads. */
 PWRAP_HIDDEN void pwrap_log_bad_include(enum pwrap_bad_include why,
@@ -136,6 +150,8 @@ struct pwrap_real {
 	int (*openpam_set_feature)(int, int);	/* OpenPAM only */
 };
 PWRAP_HIDDEN const struct pwrap_real *pwrap_real(void);
+/* Any other function of that libpam (dlsym), or NULL. */
+PWRAP_HIDDEN void *pwrap_libpam_sym(const char *name);
 
 /* The load address of that libpam (for telling its calls from others'), or
  * NULL before pwrap_real() found it.  Never loads anything. */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "pwrap_private.h"
+#include "pwrap_trace.h"
 
 #define PWRAP_MAX_INCLUDE_DEPTH 32
 
@@ -54,6 +55,7 @@ struct pwrap_gen {
 	struct pwrap_sig sig;	/* source signature then */
 	struct pwrap_inc *incs;	/* its include lines */
 	size_t n_incs;
+	bool traced;		/* module lines name the trace's stand-in */
 };
 
 static struct pwrap_entry *gens;	/* of struct pwrap_gen */
@@ -97,6 +99,8 @@ struct walk {
 	bool cycle;		/* libpam would recurse until the stack overflows */
 	bool suspect;		/* a file we made is gone: recheck the directory */
 	bool top;		/* walking the requested service's own file */
+	bool traced;		/* rewrite for the module trace */
+	const char *gpath;	/* the file being rewritten */
 };
 
 /* Source of an include target: absolute as written, relative inside the
@@ -249,6 +253,13 @@ static char *cb_module(void *ctx, const char *module, const char *src,
 	return pwrap_module_path(w->conf, module, src, line);
 }
 
+static char *cb_trace(void *ctx, const struct pwrap_module_line *ml)
+{
+	const struct walk *w = ctx;
+
+	return pwrap_trace_line(w->conf, w->gpath, ml);
+}
+
 static struct pwrap_gen *gen_find(const char *gpath)
 {
 	return (struct pwrap_gen *)pwrap_list_find(gens, gpath);
@@ -341,6 +352,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		.module_path = cb_module,
 		.ctx = w,
 		.bad_include = cb_bad_include,
+		.module_line = w->traced ? cb_trace : NULL,
 	};
 	char *in = NULL;
 	char *out = NULL;
@@ -355,6 +367,10 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot read %s: %s", shown,
 			  strerror(errno));
 		goto out;
+	}
+	w->gpath = g->e.name;
+	if (w->traced) {
+		pwrap_trace_forget_file(g->e.name);
 	}
 	rc = pwrap_rewrite_service(in, len, shown, &ops, &out, &out_len);
 	/* the include targets the callbacks collected are ours now */
@@ -396,6 +412,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 	g->src = nsrc;
 	g->shown = nshown;
 	g->sig = *sig;
+	g->traced = w->traced;
 	incs = NULL;
 	n_incs = 0;
 	nsrc = NULL;
@@ -454,7 +471,8 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 	if (g == NULL && (g = gen_new(gpath)) == NULL) {
 		return -1;
 	}
-	if ((strcmp(g->src, src) != 0 || !pwrap_sig_eq(&g->sig, sig)) &&
+	if ((strcmp(g->src, src) != 0 || !pwrap_sig_eq(&g->sig, sig) ||
+	     g->traced != w->traced) &&
 	    regenerate(w, g, src, shown, sig, fresh) != 0) {
 		gen_drop(gpath);
 		return -1;
@@ -462,6 +480,9 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 	if (w->n_seen < sizeof(w->seen) / sizeof(w->seen[0])) {
 		w->seen[w->n_seen].g = g;
 		w->seen[w->n_seen++].asked = asked;
+	}
+	if (w->traced) {
+		pwrap_trace_walked(g->e.name, asked);
 	}
 	w->stack[w->depth].g = g;
 	w->stack[w->depth++].asked = asked;
@@ -575,6 +596,10 @@ static void walk_reset(struct walk *w, const struct pwrap_source *src)
 	memset(w, 0, sizeof(*w));
 	w->src = src;
 	w->conf = pwrap_rundir()->conf;
+	w->traced = src != NULL && pwrap_trace_active();
+	if (w->traced) {
+		pwrap_trace_walk_begin();
+	}
 }
 
 

@@ -255,7 +255,8 @@ def test_signatures_for_introspection():
         "(username, service, tests, echo_off=None, echo_on=None, handle=None, "
         "*, conv_fail_at=0, conv_fail_code=None, conv_null_resp_at=0, "
         "conv_null_entry_at=0, conv_long_answer=False, conv_long_answer_at=0, "
-        "conv_long_answer_len=None)")
+        "conv_long_answer_len=None, trace=False)")
+    assert str(inspect.signature(pypamtest.read_trace)) == "(path)"
     assert str(inspect.signature(pypamtest.TestCase)) == (
         "(pam_operation, expected_rv=0, flags=0)")
     assert str(inspect.signature(pypamtest.TestResult)) == (
@@ -299,7 +300,7 @@ def test_type_stub_describes_the_signatures():
     kwonly = [a.arg for a in funcs["run_pamtest"].args.kwonlyargs]
     assert kwonly == ["conv_fail_at", "conv_fail_code", "conv_null_resp_at",
                       "conv_null_entry_at", "conv_long_answer",
-                      "conv_long_answer_at", "conv_long_answer_len"]
+                      "conv_long_answer_at", "conv_long_answer_len", "trace"]
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     members = {n.name for n in classes["TestCase"].body
                if isinstance(n, ast.FunctionDef)}
@@ -310,7 +311,7 @@ def test_type_stub_describes_the_signatures():
     assert new_args == ["cls", "pam_operation", "expected_rv", "flags"]
     members = {n.name for n in classes["TestResult"].body
                if isinstance(n, ast.FunctionDef)}
-    assert members == {"__new__", "info", "errors"}
+    assert members == {"__new__", "info", "errors", "trace"}
     new = next(n for n in classes["TestResult"].body if n.name == "__new__")
     assert [a.arg for a in new.args.posonlyargs] == [
         "cls", "info_list", "error_list"]

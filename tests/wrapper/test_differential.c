@@ -11,8 +11,13 @@
  *             PAM_WRAPPER_SERVICE_DIR=DIR: libpam reads the wrapper's
  *             rewritten copies.
  *
- * The two result lines (the return code of every call, and the text of
- * every message a module sent) must be identical.  Modules are named by
+ *   traced    the wrapped run again with PAM_WRAPPER_TRACE set: libpam
+ *             reads copies whose module lines name the trace's stand-in,
+ *             which runs the real modules.
+ *
+ * The three result lines (the return code of every call, and the text of
+ * every message a module sent) must be identical, and the results the
+ * trace records must be the traced client's.  Modules are named by
  * absolute path and include targets are absolute paths into the directory,
  * so bare libpam and the wrapper must read the same stacks: any token the
  * rewriter changed, split, joined or dropped shows.  The cases are the
@@ -64,6 +69,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "trace_records.h"
 
 #ifndef PWRAP_DIFF_CLIENT
 #error PWRAP_DIFF_CLIENT (path of pwrap_diff_client) must be defined
@@ -569,8 +575,8 @@ static char **make_env(bool wrapped)
  * RUN_TIMEOUT_MS (it is killed), or "exit:<status>" when it failed.  Its
  * stderr goes to errlog.  *ms gets the time it took.
  */
-static char *run_client(bool wrapped, const char *dir, const char *service,
-			const char *errlog, long long *ms)
+static char *run_client(bool wrapped, const char *trace, const char *dir,
+			const char *service, const char *errlog, long long *ms)
 {
 	char *argv[] = { (char *)PWRAP_DIFF_CLIENT,
 			 (char *)(wrapped ? "start" : "confdir"), (char *)dir,
@@ -588,6 +594,9 @@ static char *run_client(bool wrapped, const char *dir, const char *service,
 	/* the wrapped client's PAM_WRAPPER_SERVICE_DIR is the case's dir */
 	if (wrapped) {
 		tu_env_add(&env, "PAM_WRAPPER_SERVICE_DIR=%s", dir);
+	}
+	if (trace != NULL) {
+		tu_env_add(&env, "PAM_WRAPPER_TRACE=%s", trace);
 	}
 	buf_add(&out, "", 0);
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
@@ -681,22 +690,74 @@ static void show_file(const char *what, const char *path)
 }
 
 struct outcome {
-	char *bare, *wrapped;
-	long long bare_ms, wrapped_ms;
+	char *bare, *wrapped, *traced;
+	long long bare_ms, wrapped_ms, traced_ms;
 	char *dir;
-	char *errlog[2];
+	char *errlog[3];
+	char *trace;	/* the traced run's records */
 };
 
 static void outcome_free(struct outcome *o)
 {
-	unlink(o->errlog[0]);
-	unlink(o->errlog[1]);
+	for (int i = 0; i < 3; i++) {
+		unlink(o->errlog[i]);
+		free(o->errlog[i]);
+	}
+	unlink(o->trace);
+	free(o->trace);
 	tu_rmtree(o->dir);
-	free(o->errlog[0]);
-	free(o->errlog[1]);
 	free(o->dir);
 	free(o->bare);
 	free(o->wrapped);
+	free(o->traced);
+}
+
+/* A client's line without its messages and pam_end: what the trace's
+ * start and result records give (NULL when the run did not finish). */
+static char *calls_only(const char *line)
+{
+	char *s = strdup(line), *o = s;
+	const char *p = line;
+
+	assert_non_null(s);
+	if (strncmp(line, "start=", 6) != 0) {
+		free(s);
+		return NULL;
+	}
+	while (*p != '\0') {
+		if (strncmp(p, " {", 2) == 0) {
+			p = strchr(p, '}');	/* '}' inside is written \x7d */
+			assert_non_null(p);
+			p++;
+		} else if (strncmp(p, " end=", 5) == 0) {
+			p += strcspn(p + 1, " ") + 1;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+	return s;
+}
+
+/* The results the trace recorded agree with what the client saw. */
+static bool trace_agrees(const struct outcome *o, char **why)
+{
+	struct trecs t = tr_read(o->trace);
+	char *want = calls_only(o->traced);
+	char *got = tr_results(&t);
+	char *summary = tr_summary(&t, o->dir);
+	bool ok = want == NULL || strcmp(want, got) == 0;
+
+	if (!ok) {
+		assert_true(asprintf(why, "the client saw \"%s\", the trace "
+				     "says \"%s\" (%s)", want, got,
+				     summary) > 0);
+	}
+	tr_free(&t);
+	free(want);
+	free(got);
+	free(summary);
+	return ok;
 }
 
 /* Writes the case's files into a fresh directory and runs both clients. */
@@ -718,8 +779,14 @@ static struct outcome run_case(const struct dcase *c)
 			     c->name) > 0);
 	assert_true(asprintf(&o.errlog[1], "%s/%s.wrapped.err", G.work,
 			     c->name) > 0);
-	o.bare = run_client(false, o.dir, svc, o.errlog[0], &o.bare_ms);
-	o.wrapped = run_client(true, o.dir, svc, o.errlog[1], &o.wrapped_ms);
+	assert_true(asprintf(&o.errlog[2], "%s/%s.traced.err", G.work,
+			     c->name) > 0);
+	assert_true(asprintf(&o.trace, "%s/%s.trace", G.work, c->name) > 0);
+	o.bare = run_client(false, NULL, o.dir, svc, o.errlog[0], &o.bare_ms);
+	o.wrapped = run_client(true, NULL, o.dir, svc, o.errlog[1],
+			       &o.wrapped_ms);
+	o.traced = run_client(true, o.trace, o.dir, svc, o.errlog[2],
+			      &o.traced_ms);
 	return o;
 }
 
@@ -735,13 +802,16 @@ static void report(const struct dcase *c, const struct outcome *o)
 		show_file(c->files[i].name, p);
 		free(p);
 	}
-	print_message("bare:     %s (%lld ms)\nwrapped:  %s (%lld ms)\n",
-		      o->bare, o->bare_ms, o->wrapped, o->wrapped_ms);
+	print_message("bare:     %s (%lld ms)\nwrapped:  %s (%lld ms)\n"
+		      "traced:   %s (%lld ms)\n", o->bare, o->bare_ms,
+		      o->wrapped, o->wrapped_ms, o->traced, o->traced_ms);
 	if (c->expect != NULL) {
 		print_message("expected: %s\n", c->expect);
 	}
 	show_file("bare stderr", o->errlog[0]);
 	show_file("wrapped stderr", o->errlog[1]);
+	show_file("traced stderr", o->errlog[2]);
+	show_file("trace", o->trace);
 }
 
 /* ---- the tests ---------------------------------------------------------- */
@@ -751,10 +821,14 @@ static void test_case(void **state)
 	const struct dcase *c = *state;
 	struct outcome o = run_case(c);
 	bool same = strcmp(o.bare, o.wrapped) == 0;
+	bool same_traced = strcmp(o.bare, o.traced) == 0;
 	bool as_expected = c->expect == NULL ||
 			   strcmp(o.bare, c->expect) == 0;
+	char *why = NULL;
+	bool agrees = trace_agrees(&o, &why);
 
-	if (!same || !as_expected || getenv("PWRAP_DIFF_VERBOSE") != NULL) {
+	if (!same || !same_traced || !as_expected || !agrees ||
+	    getenv("PWRAP_DIFF_VERBOSE") != NULL) {
 		report(c, &o);
 	}
 	if (!as_expected) {
@@ -767,6 +841,17 @@ static void test_case(void **state)
 		outcome_free(&o);
 		fail_msg("the wrapper and bare libpam disagree");
 	}
+	if (!same_traced) {
+		outcome_free(&o);
+		fail_msg("the wrapper with PAM_WRAPPER_TRACE and bare libpam "
+			 "disagree");
+	}
+	if (!agrees) {
+		print_message("%s\n", why);
+		free(why);
+		outcome_free(&o);
+		fail_msg("the trace's results are not the client's");
+	}
 	outcome_free(&o);
 }
 
@@ -778,7 +863,7 @@ static void test_hang_case(void **state)
 	int start = -1;
 	bool refused = strncmp(o.wrapped, "start=", 6) == 0 &&
 		       sscanf(o.wrapped, "start=%d", &start) == 1 &&
-		       start != 0;
+		       start != 0 && strcmp(o.wrapped, o.traced) == 0;
 
 	if (strcmp(o.bare, "hang") != 0 || !refused ||
 	    getenv("PWRAP_DIFF_VERBOSE") != NULL) {
@@ -796,6 +881,7 @@ static void test_hang_case(void **state)
 			 RUN_TIMEOUT_MS);
 	}
 	assert_true(o.wrapped_ms < RUN_TIMEOUT_MS);
+	assert_true(o.traced_ms < RUN_TIMEOUT_MS);
 	outcome_free(&o);
 }
 
@@ -806,8 +892,10 @@ static void test_crash_case(void **state)
 	struct outcome o = run_case(c);
 	int start = -1;
 	bool refused = sscanf(o.wrapped, "start=%d", &start) == 1 &&
-		       start != 0 && strchr(o.wrapped, ' ') == NULL;
-	bool same = strcmp(o.bare, o.wrapped) == 0;
+		       start != 0 && strchr(o.wrapped, ' ') == NULL &&
+		       strcmp(o.wrapped, o.traced) == 0;
+	bool same = strcmp(o.bare, o.wrapped) == 0 &&
+		    strcmp(o.bare, o.traced) == 0;
 
 	if (strcmp(o.bare, c->expect) != 0 || !(same || refused) ||
 	    getenv("PWRAP_DIFF_VERBOSE") != NULL) {

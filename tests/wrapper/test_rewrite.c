@@ -41,7 +41,7 @@ static char *mod_cb(void *ctx, const char *m, const char *src, unsigned line)
 
 static void check(const char *in, size_t len, const char *expected)
 {
-	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL };
+	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL, NULL };
 	char *out = NULL;
 	size_t out_len = 0;
 
@@ -56,7 +56,7 @@ static void check(const char *in, size_t len, const char *expected)
 
 static void refuse(const char *in)
 {
-	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL };
+	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL, NULL };
 	char *out = NULL;
 
 	assert_int_equal(pwrap_rewrite_service(in, strlen(in), "svc", &ops,
@@ -265,7 +265,7 @@ static void test_include_stacks(void **state)
 		"password substack d\n";
 	struct seen_incs seen = { "" };
 	struct pwrap_rewrite_ops ops = { stack_inc_cb, NULL, &seen,
-					 bad_cb };
+					 bad_cb, NULL };
 	char *out = NULL;
 	size_t out_len = 0;
 	char exp[256];
@@ -328,7 +328,7 @@ static int too_long_cb(void *ctx, enum pwrap_stack stack,
 
 static void test_include_too_long(void **state)
 {
-	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL };
+	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL, NULL };
 	char *pad = rep('a', 1015);
 	char *in = NULL;
 	char *out = NULL;
@@ -364,7 +364,7 @@ static void test_include_too_long(void **state)
  * file is refused instead. */
 static void test_continuation_fills_buffer(void **state)
 {
-	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL };
+	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL, NULL };
 	char *pad = rep('b', 600);
 	char *in = NULL, *exp = NULL, *out = NULL;
 	char *head = NULL;

@@ -53,6 +53,8 @@ struct opts {
 	const char *lib;
 	const char *moddir;
 	const char *debug;
+	const char *trace;	/* --trace: PAM_WRAPPER_TRACE */
+	const char *trace_format;
 	int keep;
 	int nss;
 	int syslog;
@@ -78,6 +80,9 @@ static void usage(FILE *f)
 		"  -n, --nss                also add the users through nss_wrapper\n"
 		"  -D, --debug LEVEL        PAM_WRAPPER_DEBUGLEVEL (0-3)\n"
 		"  -S, --syslog             PAM_WRAPPER_USE_SYSLOG=1\n"
+		"  -t, --trace FILE         record every module call in FILE ('-': stderr)\n"
+		"                           (PAM_WRAPPER_TRACE)\n"
+		"      --trace-format FMT   json (default) or text\n"
 		"  -k, --keep               keep the private directory and print its path\n"
 		"  -l, --lib PATH           libpam_wrapper.so to preload\n"
 		"  -m, --module-dir DIR     directory of pam_matrix.so and the other modules\n"
@@ -169,6 +174,8 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		{"nss", no_argument, NULL, 'n'},
 		{"debug", required_argument, NULL, 'D'},
 		{"syslog", no_argument, NULL, 'S'},
+		{"trace", required_argument, NULL, 't'},
+		{"trace-format", required_argument, NULL, 'T'},
 		{"keep", no_argument, NULL, 'k'},
 		{"lib", required_argument, NULL, 'l'},
 		{"module-dir", required_argument, NULL, 'm'},
@@ -179,7 +186,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	int c;
 
 	/* '+': stop at the command so its own options are left alone. */
-	while ((c = getopt_long(argc, argv, "+d:u:s:nD:Skl:m:hV", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+d:u:s:nD:St:kl:m:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o->service_dir = optarg;
@@ -201,6 +208,17 @@ static int parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case 'S':
 			o->syslog = 1;
+			break;
+		case 't':
+			if (optarg[0] == '\0')
+				errx(EXIT_USAGE, "--trace: expected a file name or '-'");
+			o->trace = optarg;
+			break;
+		case 'T':
+			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0)
+				errx(EXIT_USAGE, "--trace-format: expected json or text, not \"%s\"",
+				     optarg);
+			o->trace_format = optarg;
 			break;
 		case 'k':
 			o->keep = 1;
@@ -227,6 +245,8 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	if (o->service_dir == NULL && o->nusers == 0 &&
 	    getenv("PAM_WRAPPER_SERVICE_DIR") == NULL)
 		errx(EXIT_USAGE, "give --service-dir DIR or --user USER:PASSWORD (see --help)");
+	if (o->trace_format != NULL && o->trace == NULL)
+		errx(EXIT_USAGE, "--trace-format needs --trace");
 	if (o->nss && o->nusers == 0)
 		errx(EXIT_USAGE, "--nss needs at least one --user");
 	if (o->nservices > 0 && o->nusers == 0)
@@ -388,6 +408,31 @@ out:
 	return rc;
 }
 
+/* PAM_WRAPPER_TRACE for --trace: an absolute path (the command may change
+ * its directory before it first uses PAM), or '-'.  0 or -1. */
+static int trace_env(const struct opts *o)
+{
+	char *cwd = NULL, *abs = NULL;
+	int rc;
+
+	if (o->trace == NULL)
+		return 0;
+	if (o->trace_format != NULL &&
+	    setenv("PAM_WRAPPER_TRACE_FORMAT", o->trace_format, 1) != 0)
+		return -1;
+	if (strcmp(o->trace, "-") == 0 || o->trace[0] == '/')
+		return setenv("PAM_WRAPPER_TRACE", o->trace, 1);
+	cwd = getcwd(NULL, 0);
+	if (cwd == NULL || asprintf(&abs, "%s/%s", cwd, o->trace) < 0) {
+		free(cwd);
+		return -1;
+	}
+	rc = setenv("PAM_WRAPPER_TRACE", abs, 1);
+	free(cwd);
+	free(abs);
+	return rc;
+}
+
 /* fork+exec argv; returns the exit status to propagate. */
 static int run(char **argv)
 {
@@ -466,7 +511,8 @@ int main(int argc, char **argv)
 	if (setenv("PAM_WRAPPER", "1", 1) != 0 ||
 	    (o.debug != NULL && setenv("PAM_WRAPPER_DEBUGLEVEL", o.debug, 1) != 0) ||
 	    (o.syslog && setenv("PAM_WRAPPER_USE_SYSLOG", "1", 1) != 0) ||
-	    (o.keep && setenv("PAM_WRAPPER_KEEP_DIR", "1", 1) != 0)) {
+	    (o.keep && setenv("PAM_WRAPPER_KEEP_DIR", "1", 1) != 0) ||
+	    trace_env(&o) != 0) {
 		warn("setenv");
 		goto out;
 	}

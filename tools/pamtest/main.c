@@ -53,6 +53,8 @@ static void usage(FILE *f)
 		"  -c, --check              only check the scenarios (syntax, modules)\n"
 		"  -k, --keep               keep each scenario's private directory\n"
 		"  -D, --debug LEVEL        PAM_WRAPPER_DEBUGLEVEL (0-3)\n"
+		"  -t, --trace FILE         append every module call to FILE ('-': stderr)\n"
+		"      --trace-format FMT   json (default) or text\n"
 		"  -l, --lib PATH           libpam_wrapper.so to preload\n"
 		"  -m, --module-dir DIR     our modules' directory (for ${MODULE_DIR})\n"
 		"  -h, --help               this help\n"
@@ -125,6 +127,8 @@ int main(int argc, char **argv)
 		{"check", no_argument, NULL, 'c'},
 		{"keep", no_argument, NULL, 'k'},
 		{"debug", required_argument, NULL, 'D'},
+		{"trace", required_argument, NULL, 't'},
+		{"trace-format", required_argument, NULL, 'T'},
 		{"lib", required_argument, NULL, 'l'},
 		{"module-dir", required_argument, NULL, 'm'},
 		{"help", no_argument, NULL, 'h'},
@@ -141,7 +145,7 @@ int main(int argc, char **argv)
 	int nfiles, c;
 	pid_t pid = -1;
 
-	while ((c = getopt_long(argc, argv, "f:o:qckD:l:m:hV", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:o:qckD:t:l:m:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "human") == 0)
@@ -170,6 +174,17 @@ int main(int argc, char **argv)
 				errx(EXIT_USAGE, "--debug: expected a level 0-3, not \"%s\"", optarg);
 			if (setenv("PAM_WRAPPER_DEBUGLEVEL", optarg, 1) != 0)
 				err(EXIT_USAGE, "setenv");
+			break;
+		case 't':
+			if (optarg[0] == '\0')
+				errx(EXIT_USAGE, "--trace: expected a file name or '-'");
+			pamtest_trace = optarg;
+			break;
+		case 'T':
+			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0)
+				errx(EXIT_USAGE, "--trace-format: expected json or text, not \"%s\"",
+				     optarg);
+			pamtest_trace_format = optarg;
 			break;
 		case 'l':
 			lib = optarg;

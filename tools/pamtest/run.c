@@ -733,13 +733,19 @@ static int setup(struct runner *r, char **dir_out, char **err)
 			*err = NULL;
 		goto out;
 	}
-	if (set_env(r, "PAM_WRAPPER", "1") != 0 ||
+	char *trace = pamtest_trace != NULL ? trace_path(dir) : NULL;
+	if ((pamtest_trace != NULL &&
+	     (trace == NULL || set_env(r, "PAM_WRAPPER_TRACE", trace) != 0 ||
+	      set_env(r, "PAM_WRAPPER_TRACE_FORMAT", pamtest_trace_format) != 0)) ||
+	    set_env(r, "PAM_WRAPPER", "1") != 0 ||
 	    set_env(r, "PAM_WRAPPER_SERVICE_DIR", svcdir) != 0 ||
 	    ((sc->nusers > 0 || getenv("PAM_MATRIX_PASSWD") == NULL) &&
 	     set_env(r, "PAM_MATRIX_PASSWD", passdb) != 0)) {
 		*err = strdup("cannot set the environment");
+		free(trace);
 		goto out;
 	}
+	free(trace);
 	rc = 0;
 out:
 	if (pdb.s != NULL)
@@ -815,6 +821,9 @@ int scenario_run(const struct scenario *sc, struct file_results *fr, int keep)
 		rc = -1;
 	}
 out:
+	if (pamtest_trace != NULL && dir != NULL && trace_collect(sc, dir) != 0 &&
+	    rc == 0)
+		rc = -1;
 	restore_env(&r);
 	free(r.start_error);
 	for (size_t i = 0; i < r.nfails; i++)

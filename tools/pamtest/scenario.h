@@ -180,6 +180,15 @@ void file_results_free(struct file_results *fr);
 /* Quote `s` for messages, or say "(hidden)" if it holds a secret.  Malloc'd. */
 char *show(const struct scenario *sc, const char *s);
 
+/* --trace (trace.c): the destination (NULL: off) and format, set by
+ * main(); trace_path() is where the wrapper writes a scenario's records
+ * (malloc'd), trace_collect() appends them to the destination with inline
+ * services' lines named as in the scenario.  0 or -1 (warned). */
+extern const char *pamtest_trace;
+extern const char *pamtest_trace_format;
+char *trace_path(const char *dir);
+int trace_collect(const struct scenario *sc, const char *dir);
+
 enum format { FMT_HUMAN, FMT_TAP, FMT_JUNIT };
 struct reporter {
 	enum format fmt;

@@ -320,8 +320,9 @@ class PamWrapper:
     Attributes: ``service_dir`` (PAM_WRAPPER_SERVICE_DIR), ``passdb``
     (pam_matrix's password database, also PAM_MATRIX_PASSWD), ``dir`` (the
     directory holding both), ``runtime_dir`` (the wrapper's
-    PAM_WRAPPER_RUNTIME_DIR, shared by the tests of one process) and
-    ``default_service`` (DEFAULT_SERVICE).
+    PAM_WRAPPER_RUNTIME_DIR, shared by the tests of one process),
+    ``default_service`` (DEFAULT_SERVICE) and ``trace_file`` (the module
+    trace's file after enable_trace(), else None).
     """
 
     default_service = DEFAULT_SERVICE
@@ -331,6 +332,7 @@ class PamWrapper:
         self.service_dir = os.path.join(self.dir, "services")
         self.passdb = os.path.join(self.dir, "passdb")
         self.runtime_dir = None
+        self.trace_file = None
         os.makedirs(self.service_dir, exist_ok=True)
         with open(self.passdb, "w", encoding="utf-8"):
             pass
@@ -397,14 +399,41 @@ class PamWrapper:
             f.write(text)
         return path
 
+    def enable_trace(self):
+        """Record every module call from now on (PAM_WRAPPER_TRACE).
+
+        Every transaction started afterwards in this test, in this process
+        or in a child process it starts, appends its records (JSON lines)
+        to ``trace_file``; ``trace`` reads them.  The variable is restored
+        after the test.  Returns the file's path.
+        """
+        if self.trace_file is None:
+            self.trace_file = os.path.join(self.dir, "trace.jsonl")
+        os.environ["PAM_WRAPPER_TRACE"] = self.trace_file
+        os.environ["PAM_WRAPPER_TRACE_FORMAT"] = "json"
+        return self.trace_file
+
+    @property
+    def trace(self):
+        """The records written since enable_trace(): a list of dicts, one
+        per record (start, module, result; see libpam_wrapper(7))."""
+        import pypamtest
+
+        if self.trace_file is None:
+            raise RuntimeError("pam_wrapper.trace: call "
+                               "pam_wrapper.enable_trace() first")
+        if not os.path.exists(self.trace_file):
+            return []
+        return pypamtest.read_trace(self.trace_file)
+
     def run(self, service, user, tests, echo_off=(), echo_on=(), **kwargs):
         """pypamtest.run_pamtest(user, service, ...) on this test's services.
 
         service None is the default service.  tests holds
         pypamtest.TestCase objects or PAMTEST_* operations (which must
         return PAM_SUCCESS).  Other keyword arguments (handle=,
-        conv_fail_at=, ...) go to run_pamtest.  Returns its TestResult and
-        raises its PamTestError.
+        conv_fail_at=, trace=True, ...) go to run_pamtest.  Returns its
+        TestResult and raises its PamTestError.
         """
         import pypamtest
 
@@ -419,7 +448,8 @@ class PamWrapper:
                                      echo_on=list(echo_on), **kwargs)
 
 
-_ENV = ("PAM_WRAPPER", "PAM_WRAPPER_SERVICE_DIR", "PAM_MATRIX_PASSWD")
+_ENV = ("PAM_WRAPPER", "PAM_WRAPPER_SERVICE_DIR", "PAM_MATRIX_PASSWD",
+        "PAM_WRAPPER_TRACE", "PAM_WRAPPER_TRACE_FORMAT")
 
 
 def _entries(directory):

@@ -316,6 +316,55 @@ def test_add_user_and_add_service(pytester):
     assert_passed(run(pytester, "-p", "pytest_pam_wrapper"), 14)
 
 
+def test_trace(pytester):
+    """The fixture's module trace: run(trace=True), enable_trace() and
+    .trace (also a child process's records), the variables restored after
+    the test."""
+    pytester.makepyfile(test_x=r'''
+        import os
+        import subprocess
+        import sys
+        import pytest
+        import pypamtest
+
+        AUTH = pypamtest.PAMTEST_AUTHENTICATE
+
+        def test_run_trace(pam_wrapper):
+            pam_wrapper.add_user("a", "pa")
+            res = pam_wrapper.run(None, "a", [AUTH], echo_off=["pa"], trace=True)
+            mods = [r for r in res.trace if r["kind"] == "module"]
+            assert [(m["module"], m["rc"], m["action"]) for m in mods] == [
+                ("pam_matrix.so", "PAM_SUCCESS", "ok")]
+            assert mods[0]["where"] == os.path.join(pam_wrapper.service_dir,
+                                                    "matrix") + ":1"
+            with pytest.raises(RuntimeError):
+                pam_wrapper.trace
+
+        def test_enable_trace(pam_wrapper):
+            pam_wrapper.add_user("a", "pa")
+            path = pam_wrapper.enable_trace()
+            assert path == pam_wrapper.trace_file
+            assert pam_wrapper.trace == []
+            with pytest.raises(pypamtest.PamTestError):
+                pam_wrapper.run(None, "a", [AUTH], echo_off=["wrong"])
+            # a child process (a PAM application under test) appends too
+            code = ("import pypamtest; pypamtest.run_pamtest('a', 'matrix', "
+                    "[pypamtest.TestCase(pypamtest.PAMTEST_ACCOUNT)])")
+            subprocess.run([sys.executable, "-c", code], check=True)
+            recs = pam_wrapper.trace
+            assert [r["kind"] for r in recs] == ["start", "module", "result"] * 2
+            assert recs[2]["rc"] == "PAM_AUTH_ERR"
+            assert recs[5]["call"] == "pam_acct_mgmt"
+            assert recs[0]["pid"] != recs[3]["pid"]
+            assert "wrong" not in open(path).read()
+
+        def test_restored():
+            assert "PAM_WRAPPER_TRACE" not in os.environ
+            assert "PAM_WRAPPER_TRACE_FORMAT" not in os.environ
+        ''')
+    assert_passed(run(pytester, "-p", "pytest_pam_wrapper"), 3)
+
+
 def test_xdist(pytester):
     pytest.importorskip("xdist")
     pytester.makeconftest(COUNTING_CONFTEST)

@@ -1,0 +1,587 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The module trace, at rewrite time: what a module line of a traced copy
+ * becomes, and which lines libpam reads.
+ *
+ * A module line "TYPE CONTROL MODULE ARGS" becomes
+ * "TYPE CONTROL <conf>/.t/<name of MODULE> pwrap_trace=N ARGS": the link
+ * points at the stand-in pam_wrapper_trace.so and carries the module's own
+ * file name, because libpam names a module by its file (the prefix of its
+ * log lines); N is the line's entry in a table that says where the line is
+ * (the user's FILE:LINE), its control, the module as written and the file
+ * it resolves to, as libpam would resolve it.  Entries are never freed: a
+ * transaction started before a file changed still runs its old lines.
+ * Identical lines share an entry, so rewriting again costs no memory.
+ *
+ * Lines stay as written (untraced, and exactly as without the trace) when
+ * libpam would not load their module anyway: a bad type (libpam fails the
+ * line without loading), a module name with "$ISA" (Linux-PAM's own
+ * substitution) or whose file name without its suffix is empty or "?"
+ * (Linux-PAM refuses pam_start), and on OpenPAM a module it would not find
+ * or accept (OpenPAM then refuses pam_start itself).
+ *
+ * A line's Linux-PAM control is turned into the action for each return
+ * code here, once, as pam.conf(5) defines them (the record says what the
+ * control made of a code; libpam still decides).
+ *
+ * For each rewritten file the current entries of its lines are kept, so
+ * that the walk (pwrap_walk.c) can tell, file by file as libpam reads
+ * them, which modules libpam loads at pam_start: the trace loads the same
+ * (pwrap_trace.c).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <security/pam_appl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pwrap_trace.h"
+
+#define STANDIN "pam_wrapper_trace.so"
+
+/* ---- the table of traced lines ------------------------------------------ */
+
+static pthread_mutex_t lines_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pwrap_trace_line **lines;	/* [id - 1] */
+static size_t n_lines;
+
+/* The current lines of each rewritten file (e.name: its path in conf/). */
+struct tfile {
+	struct pwrap_entry e;
+	const struct pwrap_trace_line **v;
+	size_t n;
+};
+static struct pwrap_entry *files;
+
+static void line_free(struct pwrap_trace_line *l)
+{
+	if (l != NULL) {
+		free(l->where);
+		free(l->control);
+		free(l->module);
+		free(l->path);
+		free(l);
+	}
+}
+
+static bool line_same(const struct pwrap_trace_line *a,
+		      const struct pwrap_trace_line *b)
+{
+	return strcmp(a->where, b->where) == 0 &&
+	       strcmp(a->control, b->control) == 0 &&
+	       strcmp(a->module, b->module) == 0 &&
+	       strcmp(a->path, b->path) == 0 && a->stack == b->stack &&
+	       a->silent == b->silent;
+}
+
+/* Adds l (taking it) to the table and to gpath's lines; returns the entry
+ * now in the table (an identical older one, l freed), or NULL. */
+static const struct pwrap_trace_line *line_add(const char *gpath,
+					       struct pwrap_trace_line *l)
+{
+	const struct pwrap_trace_line *got = NULL;
+	struct tfile *f;
+	size_t i;
+
+	pthread_mutex_lock(&lines_lock);
+	for (i = 0; i < n_lines && got == NULL; i++) {
+		if (line_same(lines[i], l)) {
+			got = lines[i];
+		}
+	}
+	if (got == NULL) {
+		struct pwrap_trace_line **v =
+			realloc(lines, (n_lines + 1) * sizeof(*v));
+
+		if (v == NULL) {
+			goto out;
+		}
+		lines = v;
+		l->id = (unsigned)n_lines + 1;
+		lines[n_lines++] = l;
+		got = l;
+		l = NULL;
+	}
+	f = (struct tfile *)pwrap_list_find(files, gpath);
+	if (f == NULL) {
+		f = calloc(1, sizeof(*f));
+		if (f == NULL || (f->e.name = strdup(gpath)) == NULL) {
+			free(f);
+			goto out;
+		}
+		pwrap_list_push(&files, &f->e);
+	}
+	for (i = 0; i < f->n && f->v[i] != got; i++) {
+	}
+	if (i == f->n) {
+		const struct pwrap_trace_line **v =
+			realloc(f->v, (f->n + 1) * sizeof(*v));
+
+		if (v != NULL) {
+			f->v = v;
+			f->v[f->n++] = got;
+		}
+	}
+out:
+	pthread_mutex_unlock(&lines_lock);
+	line_free(l);
+	return got;
+}
+
+const struct pwrap_trace_line *pwrap_trace_line_get(unsigned id)
+{
+	const struct pwrap_trace_line *l = NULL;
+
+	pthread_mutex_lock(&lines_lock);
+	if (id >= 1 && id <= n_lines) {
+		l = lines[id - 1];
+	}
+	pthread_mutex_unlock(&lines_lock);
+	return l;
+}
+
+void pwrap_trace_forget_file(const char *gpath)
+{
+	struct tfile *f;
+
+	pthread_mutex_lock(&lines_lock);
+	f = (struct tfile *)pwrap_list_find(files, gpath);
+	if (f != NULL) {
+		f->n = 0;
+	}
+	pthread_mutex_unlock(&lines_lock);
+}
+
+void pwrap_trace_forget_all(void)
+{
+	struct tfile *f;
+
+	while ((f = (struct tfile *)pwrap_list_take(&files, NULL)) != NULL) {
+		free(f->v);
+		free(f->e.name);
+		free(f);
+	}
+	for (size_t i = 0; i < n_lines; i++) {
+		line_free(lines[i]);
+	}
+	free(lines);
+	lines = NULL;
+	n_lines = 0;
+}
+
+__attribute__((destructor)) static void lines_fini(void)
+{
+	pwrap_trace_forget_all();
+}
+
+/* ---- which lines libpam reads --------------------------------------------- */
+
+/* This thread's transaction: traced (the walk rewrites for the trace),
+ * collecting (a pam_start: the lines read are loaded afterwards). */
+static _Thread_local bool active, collect;
+static _Thread_local const struct pwrap_trace_line **walked;
+static _Thread_local size_t n_walked;
+
+bool pwrap_trace_active(void)
+{
+	return active;
+}
+
+void pwrap_trace_set_active(bool on, bool collect_walked)
+{
+	active = on;
+	collect = on && collect_walked;
+	if (!collect) {
+		free(walked);
+		walked = NULL;
+		n_walked = 0;
+	}
+}
+
+void pwrap_trace_walk_begin(void)
+{
+	free(walked);
+	walked = NULL;
+	n_walked = 0;
+}
+
+void pwrap_trace_walked(const char *gpath, enum pwrap_stack asked)
+{
+	const struct tfile *f;
+
+	if (!collect) {
+		return;
+	}
+	pthread_mutex_lock(&lines_lock);
+	f = (const struct tfile *)pwrap_list_find(files, gpath);
+	for (size_t i = 0; f != NULL && i < f->n; i++) {
+		const struct pwrap_trace_line **v;
+		size_t j;
+
+		if (!pwrap_stack_reads(f->v[i]->stack, asked)) {
+			continue;
+		}
+		for (j = 0; j < n_walked && walked[j] != f->v[i]; j++) {
+		}
+		if (j < n_walked) {
+			continue;
+		}
+		v = realloc(walked, (n_walked + 1) * sizeof(*v));
+		if (v == NULL) {
+			break;
+		}
+		walked = v;
+		walked[n_walked++] = f->v[i];
+	}
+	pthread_mutex_unlock(&lines_lock);
+}
+
+const struct pwrap_trace_line **pwrap_trace_walked_lines(size_t *n)
+{
+	const struct pwrap_trace_line **v = walked;
+
+	*n = n_walked;
+	walked = NULL;
+	n_walked = 0;
+	return v;
+}
+
+/* ---- Linux-PAM's controls ---------------------------------------------- */
+
+/* The return-value names of pam.conf(5), in Linux-PAM's code order, then
+ * "default". */
+static const char *const value_names[PWRAP_TRACE_CODES + 1] = {
+	"success", "open_err", "symbol_err", "service_err", "system_err",
+	"buf_err", "perm_denied", "auth_err", "cred_insufficient",
+	"authinfo_unavail", "user_unknown", "maxtries", "new_authtok_reqd",
+	"acct_expired", "session_err", "cred_unavail", "cred_expired",
+	"cred_err", "no_module_data", "conv_err", "authtok_err",
+	"authtok_recover_err", "authtok_lock_busy", "authtok_disable_aging",
+	"try_again", "ignore", "abort", "authtok_expired", "module_unknown",
+	"bad_item", "conv_again", "incomplete", "default",
+};
+static const char *const action_names[] = { "ignore", "ok", "done", "bad",
+					    "die", "reset" };
+#define UNSET 100	/* not set yet: filled by the default */
+
+static void set_unset(signed char *a, int act)
+{
+	for (int i = 0; i < PWRAP_TRACE_CODES; i++) {
+		if (a[i] == UNSET) {
+			a[i] = (signed char)act;
+		}
+	}
+}
+
+/* "[value=action ...]" as libpam parses it: a value or action name is
+ * recognised by its prefix (so "successful" is "success" followed by
+ * garbage); blanks around '=' are allowed; any error makes every code
+ * "bad". */
+static bool parse_control(const char *p, signed char *a)
+{
+	while (*p != '\0') {
+		size_t v, k, len = 0;
+		int act = 0;
+
+		while (isspace((unsigned char)*p)) {
+			p++;
+		}
+		if (*p == '\0') {
+			break;
+		}
+		for (v = 0; v <= PWRAP_TRACE_CODES; v++) {
+			len = strlen(value_names[v]);
+			if (strncmp(value_names[v], p, len) == 0) {
+				break;
+			}
+		}
+		if (v > PWRAP_TRACE_CODES || p[len] == '\0') {
+			return false;
+		}
+		p += len;
+		while (isspace((unsigned char)*p)) {
+			p++;
+		}
+		if (*p++ != '=') {
+			return false;
+		}
+		while (isspace((unsigned char)*p)) {
+			p++;
+		}
+		if (*p == '\0') {
+			return false;
+		}
+		for (k = 0; k < sizeof(action_names) / sizeof(action_names[0]);
+		     k++) {
+			len = strlen(action_names[k]);
+			if (strncmp(action_names[k], p, len) == 0) {
+				act = -(int)k;
+				p += len;
+				break;
+			}
+		}
+		if (k == sizeof(action_names) / sizeof(action_names[0])) {
+			if (!isdigit((unsigned char)*p)) {
+				return false;
+			}
+			while (isdigit((unsigned char)*p)) {
+				/* more than a stack holds is a bad jump to
+				 * libpam too; 99 keeps it one */
+				act = act * 10 + (*p++ - '0');
+				act = act > 99 ? 99 : act;
+			}
+			if (act == 0) {
+				return false;
+			}
+		}
+		if (v == PWRAP_TRACE_CODES) {
+			set_unset(a, act);
+		} else {
+			a[v] = (signed char)act;
+		}
+	}
+	return true;
+}
+
+void pwrap_trace_actions(const char *control,
+			 signed char actions[PWRAP_TRACE_CODES])
+{
+	static const struct {
+		const char *name;
+		signed char success, other;
+		bool ignore_is_ignore;
+	} keywords[] = {
+		{ "required", PWRAP_ACT_OK, PWRAP_ACT_BAD, true },
+		{ "requisite", PWRAP_ACT_OK, PWRAP_ACT_DIE, true },
+		{ "optional", PWRAP_ACT_OK, PWRAP_ACT_IGNORE, false },
+		{ "sufficient", PWRAP_ACT_DONE, PWRAP_ACT_IGNORE, false },
+	};
+
+	memset(actions, UNSET, PWRAP_TRACE_CODES);
+	for (size_t i = 0; i < sizeof(keywords) / sizeof(keywords[0]); i++) {
+		if (strcasecmp(control, keywords[i].name) == 0) {
+			actions[PAM_SUCCESS] = keywords[i].success;
+			actions[PAM_NEW_AUTHTOK_REQD] = keywords[i].success;
+			if (keywords[i].ignore_is_ignore) {
+				actions[PAM_IGNORE] = PWRAP_ACT_IGNORE;
+			}
+			set_unset(actions, keywords[i].other);
+			return;
+		}
+	}
+	if (!parse_control(control, actions)) {
+		memset(actions, PWRAP_ACT_BAD, PWRAP_TRACE_CODES);
+	}
+	set_unset(actions, PWRAP_ACT_BAD);
+}
+
+/* ---- what a module line becomes ------------------------------------------ */
+
+static char *standin;
+static pthread_once_t standin_once = PTHREAD_ONCE_INIT;
+
+static void standin_find(void)
+{
+	const char *dir = pwrap_moddir();
+
+	standin = dir != NULL ? pwrap_join(dir, STANDIN) : NULL;
+	if (standin != NULL && access(standin, R_OK) != 0) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "PAM_WRAPPER_TRACE: the trace's "
+			  "stand-in module %s is missing (%s); module calls "
+			  "are not recorded", standin, strerror(errno));
+		free(standin);
+		standin = NULL;
+	}
+}
+
+const char *pwrap_trace_standin(void)
+{
+	pthread_once(&standin_once, standin_find);
+	return standin;
+}
+
+__attribute__((destructor)) static void standin_fini(void)
+{
+	free(standin);
+	standin = NULL;
+}
+
+#if defined(PWRAP_OPENPAM)
+/* The major version OpenPAM appends to module names (LIB_MAJ): that of
+ * its own SONAME, libpam.so.N. */
+static int lib_maj(void)
+{
+	const char *dot = strrchr(PWRAP_LIBPAM_SONAME, '.');
+
+	return dot != NULL ? atoi(dot + 1) : 2;
+}
+
+/* OpenPAM's search for a module named without a '/': in its module
+ * directory, NAME[.so].MAJ first, then NAME[.so]; a name ending in a
+ * version is taken as it is.  Names outside the portable file-name set are
+ * refused by OpenPAM.  malloc'd path, or NULL. */
+static char *openpam_find(const char *module)
+{
+	const char *sys = pwrap_sysmoddir();
+	const char *p = module + strlen(module);
+	char *path = NULL;
+	bool has_so;
+
+	if (sys == NULL || strspn(module, "abcdefghijklmnopqrstuvwxyz"
+				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+				   strlen(module)) {
+		return NULL;
+	}
+	while (p > module && p[-1] >= '0' && p[-1] <= '9') {
+		p--;
+	}
+	if (*p != '\0' && p > module && p[-1] == '.') {
+		path = pwrap_join(sys, module);	/* versioned already */
+		return path != NULL && access(path, F_OK) == 0 ? path
+							 : (free(path), NULL);
+	}
+	has_so = strlen(module) > 3 &&
+		 strcmp(module + strlen(module) - 3, ".so") == 0;
+	if (asprintf(&path, "%s/%s%s.%d", sys, module, has_so ? "" : ".so",
+		     lib_maj()) < 0) {
+		return NULL;
+	}
+	if (access(path, F_OK) == 0) {
+		return path;
+	}
+	*strrchr(path, '.') = '\0';	/* the unversioned name */
+	if (access(path, F_OK) == 0) {
+		return path;
+	}
+	free(path);
+	return NULL;
+}
+#endif
+
+/* The file libpam loads for module (malloc'd), or NULL when the line is
+ * left as written (see the top). */
+static char *resolve(const char *conf, const struct pwrap_module_line *ml)
+{
+	char *ours = pwrap_module_path(conf, ml->module, ml->src, ml->line);
+
+	if (ours != NULL) {
+		return ours;
+	}
+#if defined(PWRAP_OPENPAM)
+	if (strchr(ml->module, '/') != NULL) {
+		return ml->module[0] == '/' ? strdup(ml->module) : NULL;
+	}
+	return openpam_find(ml->module);
+#else
+	const char *base = strrchr(ml->module, '/');
+	const char *dot;
+
+	/* the module's name (its file name up to the last '.'): Linux-PAM
+	 * refuses pam_start when it is empty or "?" */
+	base = base != NULL ? base + 1 : ml->module;
+	dot = strrchr(base, '.');
+	if (strstr(ml->module, "$ISA") != NULL || base == dot ||
+	    base[0] == '\0' || strncmp(base, "?", dot ? (size_t)(dot - base)
+						   : 2) == 0) {
+		return NULL;
+	}
+	if (ml->module[0] == '/') {
+		return strdup(ml->module);
+	}
+	/* Linux-PAM: <module directory>/ + the name, a relative path too */
+	return pwrap_sysmoddir() != NULL ? pwrap_join(pwrap_sysmoddir(),
+						      ml->module)
+					 : NULL;
+#endif
+}
+
+/* <conf>/.t/<file name of module> -> the stand-in, or the stand-in itself
+ * when the name would not do as a file name.  malloc'd, or NULL. */
+static char *standin_link(const char *conf, const char *module)
+{
+	const char *base = strrchr(module, '/');
+	pwrap_path dir, link;
+	char now[sizeof(pwrap_path)];
+	ssize_t n;
+
+	base = base != NULL ? base + 1 : module;
+	if (base[0] == '\0' || base[0] == '.' || strlen(base) > 200 ||
+	    strspn(base, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789._-") != strlen(base) ||
+	    !pwrap_pjoin(dir, conf, ".t") || !pwrap_pjoin(link, dir, base)) {
+		return strdup(pwrap_trace_standin());
+	}
+	n = readlink(link, now, sizeof(now) - 1);
+	if (n < 0 || (size_t)n != strlen(pwrap_trace_standin()) ||
+	    memcmp(now, pwrap_trace_standin(), (size_t)n) != 0) {
+		(void)mkdir(dir, 0755);
+		(void)unlink(link);
+		if (symlink(pwrap_trace_standin(), link) != 0) {
+			PWRAP_LOG(PWRAP_LOG_WARN, "cannot link %s to %s: %s",
+				  link, pwrap_trace_standin(), strerror(errno));
+			return strdup(pwrap_trace_standin());
+		}
+	}
+	return strdup(link);
+}
+
+/* A malloc'd copy of what b holds, or NULL (b is freed). */
+static char *tbuf_take(struct pwrap_tbuf *b)
+{
+	if (b->failed || b->p == NULL) {
+		free(b->p);
+		return NULL;
+	}
+	return b->p;
+}
+
+char *pwrap_trace_line(const char *conf, const char *gpath,
+		       const struct pwrap_module_line *ml)
+{
+	struct pwrap_tbuf where = { 0 }, control = { 0 }, rep = { 0 };
+	struct pwrap_trace_line *l = NULL;
+	const struct pwrap_trace_line *got;
+	char *link = NULL;
+
+	if (ml->stack < PWRAP_STACK_AUTH || ml->stack > PWRAP_STACK_PASSWORD ||
+	    pwrap_trace_standin() == NULL) {
+		return NULL;
+	}
+	pwrap_tbuf_fmt(&where, "%s:%u", ml->src, ml->line);
+	pwrap_tbuf_fmt(&control, "%s%s%s", ml->bracket ? "[" : "", ml->control,
+		       ml->bracket ? "]" : "");
+	l = calloc(1, sizeof(*l));
+	if (l == NULL) {
+		free(where.p);
+		free(control.p);
+		return NULL;
+	}
+	l->where = tbuf_take(&where);
+	l->control = tbuf_take(&control);
+	l->module = strdup(ml->module);
+	l->path = resolve(conf, ml);
+	if (l->where == NULL || l->control == NULL || l->module == NULL ||
+	    l->path == NULL) {
+		line_free(l);
+		return NULL;
+	}
+	l->stack = ml->stack;
+	l->silent = ml->type[0] == '-';
+#if !defined(PWRAP_OPENPAM)
+	pwrap_trace_actions(ml->control, l->actions);
+#endif
+	got = line_add(gpath, l);	/* takes l */
+	if (got == NULL || (link = standin_link(conf, ml->module)) == NULL) {
+		free(link);
+		return NULL;
+	}
+	pwrap_tbuf_fmt(&rep, "%s pwrap_trace=%u", link, got->id);
+	free(link);
+	return tbuf_take(&rep);
+}
