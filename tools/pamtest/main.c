@@ -14,6 +14,7 @@
  * set up.
  */
 #define _GNU_SOURCE
+#include "explore.h"
 #include "pwrap_tool.h"
 #include "scenario.h"
 
@@ -43,6 +44,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: pamtest [options] scenario...\n"
+		"       pamtest explore ... (the decision table of a stack: --help there)\n"
 		"Run the PAM transactions of each scenario file (see pamtest-scenario(5)).\n"
 		"\n"
 		"  -f, --format FORMAT      human (default), tap or junit\n"
@@ -80,7 +82,7 @@ static int wrapped(void)
  * not through pam_start, which a preloaded wrapper defines.  Malloc'd, or
  * NULL.
  */
-static char *system_module_dir(void)
+char *system_module_dir(void)
 {
 	struct link_map *lm = NULL;
 	void *h = dlopen(PWRAP_LIBPAM_SONAME, RTLD_LAZY | RTLD_NOLOAD);
@@ -143,6 +145,8 @@ int main(int argc, char **argv)
 	int check = 0, keep = 0, bad = 0, setup_failed = 0, status = EXIT_USAGE;
 	int nfiles, c;
 
+	if (argc > 1 && strcmp(argv[1], "explore") == 0)
+		return explore_main(argc, argv);
 	while ((c = getopt_long(argc, argv, "f:o:qckD:l:m:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
