@@ -179,11 +179,13 @@ struct xp_graph {
 	struct xp_path *paths;	/* the replay set: every edge at least once */
 	size_t npaths;
 	size_t nedges;
+	bool replay_all;	/* replay every outcome of every edge */
 };
 
-/* Builds the graph of c's stack for type t.  0, or -1 (out of memory). */
+/* Builds the graph of c's stack for type t and its replay set (every
+ * edge; with all, every outcome of every edge).  0, or -1 (no memory). */
 int xp_graph_build(struct xp_graph *g, const struct xp_conf *c,
-		   enum xp_type t);
+		   enum xp_type t, bool all);
 void xp_graph_free(struct xp_graph *g);
 /* The path from the root to node n (BFS parents), appended to p. */
 int xp_path_to(const struct xp_graph *g, int n, struct xp_path *p);
@@ -216,6 +218,7 @@ struct xp_opts {
 	size_t nmust;
 	bool no_replay;
 	bool keep;		/* keep the replay's directory */
+	bool replay_all;	/* every outcome, not every edge */
 };
 
 /* Applies the outcome sets (defaults, stock modules, --outcomes, --model)
@@ -309,6 +312,7 @@ struct xp_replayer {
 	void *h;		/* the stand-in, loaded by us */
 	void (*set)(struct pwrap_xp_plan *);
 	bool keep;		/* leave the directory (debugging) */
+	bool none;		/* the wrapper refuses a file: no replay */
 };
 
 /* Makes the copy of c's files for replays (needs the wrapper in this
@@ -320,7 +324,9 @@ int xp_replay_run(struct xp_replayer *rp, struct xp_report *r);
 /* c->refused: libpam's pam_start must fail too; NULL or what differed. */
 char *xp_replay_refused(struct xp_replayer *rp);
 void xp_replay_end(struct xp_replayer *rp);
-/* Writes the copy of c's files into dir (the stand-in linked as dir/s). */
+/* Writes the copy of c's files into dir (the stand-in linked as dir/s):
+ * 0, 1 when the wrapper's rewriter refuses a file of a configuration on
+ * which pam_start fails anyway (nothing to replay), -1 with *err. */
 int xp_gen_replay(const struct xp_conf *c, const char *dir,
 		  const char *standin, char **err);
 

@@ -200,6 +200,12 @@ int xp_gen_replay(const struct xp_conf *c, const char *dir,
 		w = pwrap_rewrite_service(in.buf, in.len, c->files[f].show, &ops,
 					  &out, NULL);
 		xp_text_free(&in);
+		if (w != 0 && c->refused != NULL) {
+			/* the wrapper refuses it too (libpam would hang or
+			 * crash on it): nothing to replay */
+			rc = 1;
+			goto out;
+		}
 		name = w == 0 ? copy_name(c, (int)f) : NULL;
 		w = name != NULL ? pwrap_write_file(dir, name, out, NULL) : -1;
 		free(out);

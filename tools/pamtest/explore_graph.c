@@ -230,7 +230,7 @@ static int cmp_pos_desc(const void *a, const void *b, void *ctx)
 }
 
 int xp_graph_build(struct xp_graph *g, const struct xp_conf *c,
-		   enum xp_type t)
+		   enum xp_type t, bool all)
 {
 	const struct xp_stack *st = xp_stack_of(c, t);
 	struct xp_state s, next;
@@ -239,6 +239,7 @@ int xp_graph_build(struct xp_graph *g, const struct xp_conf *c,
 	memset(g, 0, sizeof(*g));
 	g->conf = c;
 	g->type = t;
+	g->replay_all = all;
 	g->npasses = t == XP_PASSWORD ? 2 : 1;
 	g->perpass = st->n;
 	g->nseq = st->n * (size_t)g->npasses;
@@ -354,18 +355,6 @@ static size_t edge_of(const struct xp_node *n, int code)
 	return 0;
 }
 
-/* The i-th code of a set, counting round (spreads the outcomes tried). */
-static int nth_code(xp_set s, unsigned i)
-{
-	unsigned n = (unsigned)__builtin_popcountll(s);
-	unsigned k = n ? i % n : 0;
-
-	for (int c = 0; c < 64; c++)
-		if ((s & XP_BIT(c)) && k-- == 0)
-			return c;
-	return 0;
-}
-
 /* Appends p to the replay set (which then owns it). */
 static int keep_path(struct xp_graph *g, struct xp_path *p)
 {
@@ -380,16 +369,25 @@ static int keep_path(struct xp_graph *g, struct xp_path *p)
 	return 0;
 }
 
+/* What an edge still needs: some outcome (edges) or each (all). */
+static xp_set todo(const struct xp_graph *g, const struct xp_edge *e,
+		   xp_set done)
+{
+	if (g->replay_all)
+		return e->outcomes & ~done;
+	return done ? 0 : e->outcomes;
+}
+
 /*
- * The replay set: for each edge no path has taken yet, the way to its node
- * from the root, the edge, and from there edges not taken yet where there
- * are some, down to a result.
+ * The replay set: for each edge no path has taken yet (with replay_all:
+ * each outcome of each edge), the way to its node from the root, the
+ * edge, and from there edges not taken yet where there are some, down to
+ * a result.
  */
 static int cover(struct xp_graph *g)
 {
 	size_t *base = calloc(g->nnodes + 1, sizeof(*base));
-	unsigned char *done = NULL;
-	unsigned *uses = NULL;
+	xp_set *done = NULL;
 	int rc = -1;
 
 	if (base == NULL)
@@ -402,56 +400,57 @@ static int cover(struct xp_graph *g)
 	}
 	for (size_t n = 0; n < g->nnodes; n++)
 		base[n + 1] = base[n] + g->nodes[n].ne;
-	done = calloc(base[g->nnodes] + 1, 1);
-	uses = calloc(base[g->nnodes] + 1, sizeof(*uses));
-	if (done == NULL || uses == NULL)
+	done = calloc(base[g->nnodes] + 1, sizeof(*done));
+	if (done == NULL)
 		goto out;
 	for (size_t n = 0; n < g->nnodes; n++) {
 		for (size_t k = 0; k < g->nodes[n].ne; k++) {
-			struct xp_path p = { 0 };
-			size_t e = k;
-			int m = (int)n;
+			while (todo(g, &g->nodes[n].e[k], done[base[n] + k])) {
+				struct xp_path p = { 0 };
+				size_t e = k;
+				int m = (int)n;
 
-			if (done[base[n] + k])
-				continue;
-			if (xp_path_to(g, m, &p) != 0)
-				goto out;
-			for (int x = m; g->nodes[x].parent >= 0; x = g->nodes[x].parent) {
-				int up = g->nodes[x].parent;
+				if (xp_path_to(g, m, &p) != 0)
+					goto out;
+				for (int x = m; g->nodes[x].parent >= 0;
+				     x = g->nodes[x].parent) {
+					int up = g->nodes[x].parent;
+					int c = g->nodes[x].parent_code;
 
-				done[base[up] + edge_of(&g->nodes[up],
-							g->nodes[x].parent_code)] = 1;
-			}
-			while (g->nodes[m].st.pos >= 0) {
-				const struct xp_node *cur = &g->nodes[m];
-				int code;
+					done[base[up] + edge_of(&g->nodes[up], c)] |= XP_BIT(c);
+				}
+				while (g->nodes[m].st.pos >= 0) {
+					const struct xp_node *cur = &g->nodes[m];
+					xp_set want;
+					int code;
 
-				if (m != (int)n) {
-					e = 0;
-					for (size_t j = 0; j < cur->ne; j++) {
-						if (!done[base[m] + j]) {
-							e = j;
-							break;
+					if (m != (int)n) {
+						e = 0;
+						for (size_t j = 0; j < cur->ne; j++) {
+							if (todo(g, &cur->e[j], done[base[m] + j])) {
+								e = j;
+								break;
+							}
 						}
 					}
+					want = cur->e[e].outcomes & ~done[base[m] + e];
+					code = __builtin_ctzll(want ? want : cur->e[e].outcomes);
+					done[base[m] + e] |= XP_BIT(code);
+					if (push(&p, cur->st.pos, code) != 0) {
+						xp_path_free(&p);
+						goto out;
+					}
+					m = cur->e[e].to;
 				}
-				code = nth_code(cur->e[e].outcomes, uses[base[m] + e]++);
-				done[base[m] + e] = 1;
-				if (push(&p, cur->st.pos, code) != 0) {
-					xp_path_free(&p);
+				p.result = g->nodes[m].result;
+				if (keep_path(g, &p) != 0)
 					goto out;
-				}
-				m = cur->e[e].to;
 			}
-			p.result = g->nodes[m].result;
-			if (keep_path(g, &p) != 0)
-				goto out;
 		}
 	}
 	rc = 0;
 out:
 	free(base);
 	free(done);
-	free(uses);
 	return rc;
 }

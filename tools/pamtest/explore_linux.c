@@ -293,6 +293,8 @@ static int read_line(struct rd *r, int file, unsigned lineno, char *buf,
 	char *next = buf, *tok, *target;
 	int type = -1, silent = 0, inc = 0, sub = 0, rc;
 
+	for (int i = 0; i < XP_NCODES; i++)
+		l.act[i] = XP_UNDEF;
 	tok = token(&next);
 	if (tok == NULL)
 		return 0;
@@ -308,9 +310,18 @@ static int read_line(struct rd *r, int file, unsigned lineno, char *buf,
 				  "target, on which libpam crashes");
 			return -2;
 		}
+		/* Debian's libpam: an include of the group being read */
 		rc = include(r, target, want, level, file, lineno);
-		/* Debian's libpam: a failed @include fails the whole file */
-		return rc == 0 ? 0 : rc == -2 ? -2 : -1;
+		if (rc != -1)
+			return rc;
+		/* which fails when it cannot be read, like an include; read
+		 * for every group (the service file), the failing line has
+		 * no group and libpam gives up on the file */
+		if (want == TYPE_ANY)
+			return -1;
+		type = want;
+		inc = 1;
+		goto failed;
 	}
 #endif
 	for (int t = 0; t < XP_NTYPES; t++)
@@ -323,8 +334,6 @@ static int read_line(struct rd *r, int file, unsigned lineno, char *buf,
 	}
 	if (want != TYPE_ANY && type != want)
 		return 0;
-	for (int i = 0; i < XP_NCODES; i++)
-		l.act[i] = XP_UNDEF;
 	tok = token(&next);
 	if (tok == NULL) {
 		set_default(l.act, XP_BAD);
@@ -374,6 +383,7 @@ static int read_line(struct rd *r, int file, unsigned lineno, char *buf,
 		rc = include(r, target, type, level + sub, file, lineno);
 		if (rc != -1)
 			return rc;
+failed:
 		set_default(l.act, XP_BAD);
 		l.kind = XP_FIXED;
 		l.why = "its include cannot be read";

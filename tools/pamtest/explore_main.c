@@ -84,14 +84,14 @@ int xp_explore(const char *dir, const char *service, const struct xp_opts *o,
 			x->g.type = (enum xp_type)t;
 			if (xp_add_lockout(x, c->refused, &p) != 0)
 				goto oom;
-			if (!o->no_replay) {
+			if (!o->no_replay && !rp.none) {
 				x->disagree = xp_replay_refused(&rp);
 				x->replays = 1;
 				x->replayed = true;
 			}
 			continue;
 		}
-		if (xp_graph_build(&x->g, c, (enum xp_type)t) != 0 ||
+		if (xp_graph_build(&x->g, c, (enum xp_type)t, o->replay_all) != 0 ||
 		    xp_analyse(x, o) != 0)
 			goto oom;
 		if (!o->no_replay)
@@ -124,6 +124,7 @@ static void usage(FILE *f)
 		"      --must MODULE        MODULE must decide (bypass, ignored findings)\n"
 		"  -f, --format FORMAT      human (default), json, dot or mermaid\n"
 		"      --no-replay          do not check the graph on libpam\n"
+		"      --replay-all         replay every outcome of every edge\n"
 		"  -k, --keep               keep the replay's directory\n"
 		"  -l, --lib PATH           libpam_wrapper.so to preload\n"
 		"  -m, --module-dir DIR     our modules' directory\n"
@@ -186,6 +187,7 @@ int explore_main(int argc, char **argv)
 		{"must", required_argument, NULL, 'U'},
 		{"format", required_argument, NULL, 'f'},
 		{"no-replay", no_argument, NULL, 'N'},
+		{"replay-all", no_argument, NULL, 'A'},
 		{"keep", no_argument, NULL, 'k'},
 		{"lib", required_argument, NULL, 'l'},
 		{"module-dir", required_argument, NULL, 'm'},
@@ -247,6 +249,9 @@ int explore_main(int argc, char **argv)
 			break;
 		case 'N':
 			o.no_replay = true;
+			break;
+		case 'A':
+			o.replay_all = true;
 			break;
 		case 'k':
 			o.keep = true;

@@ -99,7 +99,10 @@ static void human(FILE *f, const struct xp_report *r)
 
 	sb_add(&b, "");
 	if (r->refused != NULL) {
-		sb_addf(&b, "%s: pam_start fails: %s\n", r->service, r->refused);
+		sb_addf(&b, "%s %s: pam_start fails: %s (%s)\n", r->service,
+			type_names[r->type], r->refused,
+			!r->replayed ? "not replayed" : r->disagree == NULL ?
+			"so does libpam's" : "libpam DISAGREES");
 	} else {
 		sb_addf(&b, "%s %s: %zu states, %zu edges; ", r->service,
 			type_names[g->type], g->nnodes, g->nedges);

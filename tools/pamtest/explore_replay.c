@@ -117,6 +117,9 @@ static char *log_tail(const struct xp_replayer *rp)
 int xp_replay_begin(struct xp_replayer *rp, const struct xp_conf *c,
 		    const char *standin, char **err)
 {
+	struct saved_env env;
+	int rc;
+
 	memset(rp, 0, sizeof(*rp));
 	rp->c = c;
 	*err = NULL;
@@ -138,7 +141,16 @@ int xp_replay_begin(struct xp_replayer *rp, const struct xp_conf *c,
 		*err = strdup("cannot replay: no private directory");
 		return -1;
 	}
-	return xp_gen_replay(c, rp->dir, standin, err);
+	/* the rewriter's complaints go to the log as well */
+	if (enter(rp, &env) != 0) {
+		leave(&env);
+		*err = strdup("cannot replay: cannot set up the environment");
+		return -1;
+	}
+	rc = xp_gen_replay(c, rp->dir, standin, err);
+	leave(&env);
+	rp->none = rc == 1;
+	return rc < 0 ? -1 : 0;
 }
 
 void xp_replay_end(struct xp_replayer *rp)
@@ -283,6 +295,8 @@ int xp_replay_run(struct xp_replayer *rp, struct xp_report *r)
 	struct saved_env env;
 	int rc = 0;
 
+	if (rp->none)
+		return 0;
 	if (enter(rp, &env) != 0) {
 		leave(&env);
 		r->disagree = strdup("cannot replay: cannot set up the environment");
@@ -305,6 +319,8 @@ char *xp_replay_refused(struct xp_replayer *rp)
 	char *msg = NULL;
 	int rc;
 
+	if (rp->none)
+		return NULL;
 	if (enter(rp, &env) != 0) {
 		leave(&env);
 		return strdup("cannot replay: cannot set up the environment");
