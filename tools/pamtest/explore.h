@@ -278,6 +278,7 @@ struct xp_report {
 	/* replay */
 	size_t replays;
 	char *disagree;		/* NULL: libpam agreed on every path */
+	char *not_replayed;	/* why there was no replay (or NULL) */
 	bool replayed;
 	double seconds;
 };
@@ -312,11 +313,13 @@ struct xp_replayer {
 	void *h;		/* the stand-in, loaded by us */
 	void (*set)(struct pwrap_xp_plan *);
 	bool keep;		/* leave the directory (debugging) */
-	bool none;		/* the wrapper refuses a file: no replay */
+	bool none;		/* nothing can be replayed ... */
+	char *why_none;		/* ... because of this (owned) */
 };
 
 /* Makes the copy of c's files for replays (needs the wrapper in this
- * process and the stand-in module).  0, or -1 with *err (malloc'd). */
+ * process and the stand-in module).  0 (rp->none: nothing to replay, see
+ * rp->why_none), or -1 with *err (malloc'd). */
 int xp_replay_begin(struct xp_replayer *rp, const struct xp_conf *c,
 		    const char *standin, char **err);
 /* Replays r's paths: r->replays, r->disagree (NULL: libpam agreed). */
@@ -325,8 +328,9 @@ int xp_replay_run(struct xp_replayer *rp, struct xp_report *r);
 char *xp_replay_refused(struct xp_replayer *rp);
 void xp_replay_end(struct xp_replayer *rp);
 /* Writes the copy of c's files into dir (the stand-in linked as dir/s):
- * 0, 1 when the wrapper's rewriter refuses a file of a configuration on
- * which pam_start fails anyway (nothing to replay), -1 with *err. */
+ * 0; 1 when there is nothing to replay, with the reason in *err (the
+ * wrapper refuses a file, a line too long to name the stand-in in it);
+ * -1 with *err. */
 int xp_gen_replay(const struct xp_conf *c, const char *dir,
 		  const char *standin, char **err);
 

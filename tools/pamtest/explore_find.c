@@ -512,6 +512,7 @@ void xp_report_free(struct xp_report *r)
 	free(r->f);
 	xp_table_free(r);
 	free(r->disagree);
+	free(r->not_replayed);
 	xp_graph_free(&r->g);
 	memset(r, 0, sizeof(*r));
 }

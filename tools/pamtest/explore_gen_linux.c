@@ -27,6 +27,12 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A line left as written by the rewriter (the stand-in's path would not
+ * fit libpam's line buffer): replaying would load the real module. */
+static const char TOO_LONG[] = "a line is too long to name the stand-in "
+			       "module in it (libpam's 1024-byte line "
+			       "buffer): replaying would load the real module";
+
 struct gen {
 	const struct xp_conf *c;
 	const char *dir;
@@ -137,8 +143,7 @@ static const char *compare(const struct xp_conf *a, const struct xp_conf *b,
 				if (m->module != NULL && m->kind != XP_SUBSTACK &&
 				    (strncmp(m->module, dir, dl) != 0 ||
 				     m->module[dl] != '/'))
-					return "a line of the copy names a real "
-					       "module (too long to rewrite?)";
+					return TOO_LONG;
 				/* a module without the function: the
 				 * stand-in has it, the plan says what it
 				 * returns (PAM_MODULE_UNKNOWN) */
@@ -203,6 +208,8 @@ int xp_gen_replay(const struct xp_conf *c, const char *dir,
 		if (w != 0 && c->refused != NULL) {
 			/* the wrapper refuses it too (libpam would hang or
 			 * crash on it): nothing to replay */
+			*err = strdup("the wrapper refuses a file of the "
+				      "service (libpam would hang or crash)");
 			rc = 1;
 			goto out;
 		}
@@ -224,9 +231,14 @@ int xp_gen_replay(const struct xp_conf *c, const char *dir,
 	} else {
 		why = compare(c, &back, dir);
 	}
-	if (why != NULL && asprintf(err, "cannot replay: %s", why) < 0)
-		*err = NULL;
-	rc = why != NULL ? -1 : 0;
+	if (why == TOO_LONG) {
+		*err = strdup(why);
+		rc = 1;
+	} else {
+		if (why != NULL && asprintf(err, "cannot replay: %s", why) < 0)
+			*err = NULL;
+		rc = why != NULL ? -1 : 0;
+	}
 	xp_conf_free(&back);
 	goto out;
 oom:

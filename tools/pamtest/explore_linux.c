@@ -314,14 +314,20 @@ static int read_line(struct rd *r, int file, unsigned lineno, char *buf,
 		rc = include(r, target, want, level, file, lineno);
 		if (rc != -1)
 			return rc;
-		/* which fails when it cannot be read, like an include; read
-		 * for every group (the service file), the failing line has
-		 * no group and libpam gives up on the file */
+		/* Read for every group (the service file), libpam then gives
+		 * up on the file.  Elsewhere it adds a failing line, but to a
+		 * group that depends on what it did before (memory it does
+		 * not set): nobody can say what that stack does. */
 		if (want == TYPE_ANY)
 			return -1;
-		type = want;
-		inc = 1;
-		goto failed;
+		if (asprintf(&r->c->error, "%s:%u: @include %s cannot be read: "
+			     "Debian's libpam then adds a failing line to a "
+			     "management group that depends on what it read "
+			     "before, so what the stack does cannot be told; "
+			     "fix the @include", r->c->files[file].show, lineno,
+			     target) < 0)
+			r->c->error = NULL;
+		return xp_oom(r->c);
 	}
 #endif
 	for (int t = 0; t < XP_NTYPES; t++)
@@ -383,7 +389,6 @@ static int read_line(struct rd *r, int file, unsigned lineno, char *buf,
 		rc = include(r, target, type, level + sub, file, lineno);
 		if (rc != -1)
 			return rc;
-failed:
 		set_default(l.act, XP_BAD);
 		l.kind = XP_FIXED;
 		l.why = "its include cannot be read";

@@ -77,6 +77,8 @@ int xp_explore(const char *dir, const char *service, const struct xp_opts *o,
 		x->service = c->service;
 		x->type = (enum xp_type)t;
 		x->refused = c->refused;
+		if (rp.none && (x->not_replayed = strdup(rp.why_none)) == NULL)
+			goto oom;
 		if (c->refused != NULL) {
 			struct xp_path p = { .result = PAM_ABORT };
 

@@ -101,13 +101,17 @@ static void human(FILE *f, const struct xp_report *r)
 	if (r->refused != NULL) {
 		sb_addf(&b, "%s %s: pam_start fails: %s (%s)\n", r->service,
 			type_names[r->type], r->refused,
-			!r->replayed ? "not replayed" : r->disagree == NULL ?
+			!r->replayed ? (r->not_replayed ? r->not_replayed
+						       : "not replayed") :
+			r->disagree == NULL ?
 			"so does libpam's" : "libpam DISAGREES");
 	} else {
 		sb_addf(&b, "%s %s: %zu states, %zu edges; ", r->service,
 			type_names[g->type], g->nnodes, g->nedges);
 		if (!r->replayed)
-			sb_add(&b, "not replayed on libpam\n");
+			sb_addf(&b, "not replayed on libpam%s%s\n",
+				r->not_replayed ? ": " : "",
+				r->not_replayed ? r->not_replayed : "");
 		else if (r->disagree == NULL)
 			sb_addf(&b, "%zu replays on libpam agree\n", r->replays);
 		else
@@ -219,6 +223,10 @@ static void json(struct sbuf *b, const struct xp_report *r)
 		json_str(b, r->disagree);
 	else
 		sb_add(b, "null");
+	if (r->not_replayed != NULL) {
+		sb_add(b, ", \"not_replayed\": ");
+		json_str(b, r->not_replayed);
+	}
 	sb_add(b, ",\n \"table\": [");
 	for (size_t i = 0; i < r->ntable; i++) {
 		const struct xp_cond *c = &r->table[i];

@@ -149,7 +149,11 @@ int xp_replay_begin(struct xp_replayer *rp, const struct xp_conf *c,
 	}
 	rc = xp_gen_replay(c, rp->dir, standin, err);
 	leave(&env);
-	rp->none = rc == 1;
+	if (rc == 1) {
+		rp->none = true;
+		rp->why_none = *err;
+		*err = NULL;
+	}
 	return rc < 0 ? -1 : 0;
 }
 
@@ -161,6 +165,7 @@ void xp_replay_end(struct xp_replayer *rp)
 		fprintf(stderr, "pamtest explore: replay directory %s (kept)\n",
 			rp->dir);
 	free(rp->dir);
+	free(rp->why_none);
 	if (rp->h != NULL) {
 		rp->set(NULL);
 		dlclose(rp->h);
