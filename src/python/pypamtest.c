@@ -43,6 +43,7 @@
 #include "libpamtest.h"
 #include "pamtest_conv.h"
 #include "pamtest_preload.h"
+#include "pypamtest_explore.h"
 
 #define HANDLE_CAPSULE_NAME "pypamtest.pam_handle"
 
@@ -1124,6 +1125,8 @@ out:
 static PyMethodDef pypamtest_methods[] = {
 	{"run_pamtest", (PyCFunction)(void (*)(void))py_run_pamtest,
 	 METH_VARARGS | METH_KEYWORDS, run_pamtest_doc},
+	{"explore", (PyCFunction)(void (*)(void))pwrap_py_explore,
+	 METH_VARARGS | METH_KEYWORDS, pwrap_py_explore_doc},
 	{NULL, NULL, 0, NULL},
 };
 

@@ -2,7 +2,7 @@
 #
 # Type stub of the pypamtest extension module (src/python/pypamtest.c):
 # installed next to pypamtest.so so type checkers and IDEs see its API.
-from typing import Final, Iterable, final
+from typing import Any, Final, Iterable, final
 
 @final
 class _PamHandle:
@@ -64,6 +64,24 @@ def run_pamtest(
     (every call) or conv_long_answer_at: prompts answered with
     conv_long_answer_len characters "abcd...zabc..." (default
     PAMTEST_CONV_LONG_ANSWER_LEN)."""
+
+def explore(
+    service: str,
+    type: str = ...,
+    service_dir: str | None = ...,
+    system: bool = ...,
+    outcomes: str | Iterable[str] | None = ...,
+    model: dict[str, str | Iterable[str]] | Iterable[str] | None = ...,
+    must: str | Iterable[str] | None = ...,
+    replay: bool = ...,
+    replay_all: bool = ...,
+) -> Any:
+    """The decision table of a PAM stack, checked on libpam: `pamtest
+    explore -f json` (pamtest-explore(1)).  A dict with "service", "type",
+    "table", "paths" and "findings" for one type ("auth", "account",
+    "password", "session"), a list of four for "all" (the default).
+    service_dir defaults to $PAM_WRAPPER_SERVICE_DIR; system=True reads
+    /etc/pam.d.  Raises RuntimeError when the explorer fails."""
 
 PAMTEST_AUTHENTICATE: Final[int]
 PAMTEST_SETCRED: Final[int]

@@ -53,6 +53,10 @@ enum xp_kind {
 struct xp_file {
 	char *path;	/* as opened */
 	char *show;	/* as shown: relative to the service directory */
+	/* a scenario's inline service: shown as alias:lines[line - 1] */
+	const char *alias;
+	const int *lines;
+	size_t nlines;
 };
 
 /* One entry of a stack, in the order the library evaluates them. */
@@ -219,6 +223,9 @@ struct xp_opts {
 	bool no_replay;
 	bool keep;		/* keep the replay's directory */
 	bool replay_all;	/* every outcome, not every edge */
+	/* called once the service is read (the scenario's aliases) */
+	void (*after_read)(struct xp_conf *c, const void *ctx);
+	const void *ctx;
 };
 
 /* Applies the outcome sets (defaults, stock modules, --outcomes, --model)

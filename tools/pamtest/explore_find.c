@@ -236,6 +236,8 @@ static bool iff_counts(const struct xp_graph *g, int pos, const void *ctx)
 {
 	const struct iff_ctx *m = ctx;
 
+	if (g->npasses == 2 && g->seq[pos].pass == 0)
+		return false;	/* chauthtok: the update pass decides */
 	for (size_t i = 0; i < m->n; i++)
 		if (xp_name_is(g->seq[pos].l->name, m->mods[i]))
 			return true;

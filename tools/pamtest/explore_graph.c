@@ -106,8 +106,12 @@ bool xp_name_is(const char *name, const char *want)
 const char *xp_where(const struct xp_conf *c, const struct xp_line *l)
 {
 	static char buf[4096];
+	const struct xp_file *f = &c->files[l->file];
 
-	snprintf(buf, sizeof(buf), "%s:%u", c->files[l->file].show, l->line);
+	if (f->alias != NULL && l->line >= 1 && l->line <= f->nlines)
+		snprintf(buf, sizeof(buf), "%s:%d", f->alias, f->lines[l->line - 1]);
+	else
+		snprintf(buf, sizeof(buf), "%s:%u", f->show, l->line);
 	return buf;
 }
 

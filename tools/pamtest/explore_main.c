@@ -53,6 +53,8 @@ int xp_explore(const char *dir, const char *service, const struct xp_opts *o,
 		*err = strdup(c->error != NULL ? c->error : "cannot read the service");
 		return -1;
 	}
+	if (o->after_read != NULL)
+		o->after_read(c, o->ctx);
 	if (xp_apply_outcomes(c, o) != 0) {
 		*err = strdup("bad --model");
 		return -1;

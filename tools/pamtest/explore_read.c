@@ -118,6 +118,7 @@ int xp_file_index(struct xp_conf *c, const char *path, const char *base)
 	c->files = v;
 	if (strncmp(path, base, bl) == 0 && path[bl] == '/' && path[bl + 1] != '\0')
 		show = path + bl + 1;
+	memset(&v[c->nfiles], 0, sizeof(v[c->nfiles]));
 	v[c->nfiles].path = strdup(path);
 	v[c->nfiles].show = strdup(show);
 	if (v[c->nfiles].path == NULL || v[c->nfiles].show == NULL) {
