@@ -147,7 +147,7 @@ def test_model_and_outcomes(explorer, tmp_path):
                              "pam_unix=auth_err,user_unknown")
     assert rc == 1
     assert [(f["kind"], f["where"]) for f in objs[0]["findings"]] == \
-        [("lockout", "svc:3"), ("dead-line", "svc:4"), ("dead-line", "svc:5")]
+        [("lockout", "svc:2"), ("dead-line", "svc:4"), ("dead-line", "svc:5")]
     # by file:line, and --outcomes for every other module
     rc, objs = explorer.json("-d", d, "svc", "-t", "auth", "--model",
                              "svc:2=success", "--outcomes", "success")

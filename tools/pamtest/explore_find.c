@@ -337,6 +337,39 @@ static int find_bypass(struct xp_report *r, const struct xp_opts *o)
 			   l->name, xp_code_word(p.c[d].code));
 }
 
+/* The path on which every module succeeds where it can (else ignores,
+ * else the first outcome).  0 or -1. */
+static int optimistic(const struct xp_graph *g, struct xp_path *p)
+{
+	int n = g->root;
+
+	memset(p, 0, sizeof(*p));
+	while (g->nodes[n].st.pos >= 0) {
+		const struct xp_node *nd = &g->nodes[n];
+		xp_set all = 0;
+		struct xp_call *c;
+		int code;
+
+		for (size_t k = 0; k < nd->ne; k++)
+			all |= nd->e[k].outcomes;
+		code = all & XP_BIT(PAM_SUCCESS) ? PAM_SUCCESS
+		       : all & XP_BIT(PAM_IGNORE) ? PAM_IGNORE
+		       : __builtin_ctzll(all);
+		c = reallocarray(p->c, p->n + 1, sizeof(*c));
+		if (c == NULL)
+			return -1;
+		p->c = c;
+		c[p->n].pos = nd->st.pos;
+		c[p->n].code = code;
+		p->n++;
+		for (size_t k = 0; k < nd->ne; k++)
+			if (nd->e[k].outcomes & XP_BIT(code))
+				n = nd->e[k].to;
+	}
+	p->result = g->nodes[n].result;
+	return 0;
+}
+
 static int find_lockout(struct xp_report *r)
 {
 	const struct xp_graph *g = &r->g;
@@ -345,16 +378,17 @@ static int find_lockout(struct xp_report *r)
 
 	if (g->nodes[g->root].reach & XP_BIT(PAM_SUCCESS))
 		return 0;
-	if (g->npaths > 0 && (p.c = calloc(g->paths[0].n + 1, sizeof(*p.c))) != NULL) {
-		p.n = g->paths[0].n;
-		p.result = g->paths[0].result;
-		memcpy(p.c, g->paths[0].c, p.n * sizeof(*p.c));
+	if (optimistic(g, &p) != 0) {
+		xp_path_free(&p);
+		return -1;
 	}
+	/* the first line on it that cannot succeed (a missing module,
+	 * pam_deny, a broken line), else its last call */
 	for (size_t i = 0; i < p.n && l == NULL; i++) {
 		const struct xp_line *x = g->seq[p.c[i].pos].l;
 
-		if (x->kind == XP_FIXED ||
-		    (x->outcomes == XP_BIT(p.c[i].code) && p.c[i].code != PAM_SUCCESS))
+		if (!(xp_codes_at(g, p.c[i].pos) & XP_BIT(PAM_SUCCESS)) &&
+		    p.c[i].code != PAM_IGNORE)
 			l = x;
 	}
 	if (l == NULL && p.n > 0)
@@ -369,7 +403,8 @@ static int find_lockout(struct xp_report *r)
 				   "PAM_%s here (%s)", l->name,
 				   xp_code_name(l->fixed) + 4, l->why);
 	return add_finding(r, XP_LOCKOUT, xp_where(g->conf, l), &p,
-			   "no path leads to PAM_SUCCESS");
+			   "no path leads to PAM_SUCCESS, even when every "
+			   "module succeeds where it can");
 }
 
 /* A path through node n: the way there, then first edges to a result. */
