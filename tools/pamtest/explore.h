@@ -98,7 +98,10 @@ struct xp_conf {
 	int service_file;	/* index, or -1: missing (only "other") */
 	int other_file;		/* index, or -1 */
 	char *refused;		/* pam_start fails: "file:line: why" */
+	int refused_file;	/* ... in this file (index), or -1 */
 	char *error;		/* we cannot model it (exit 2): message */
+	void *impl;		/* the reader's own, freed with impl_free */
+	void (*impl_free)(void *impl);
 };
 
 /* The stack libpam dispatches for a type (the service's, else other's). */

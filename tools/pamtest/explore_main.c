@@ -65,12 +65,12 @@ int xp_explore(const char *dir, const char *service, const struct xp_opts *o,
 			*err = strdup("cannot replay: our module directory is unknown");
 			return -1;
 		}
-		rp.keep = o->keep;
 		if (xp_replay_begin(&rp, c, standin, err) != 0) {
 			xp_replay_end(&rp);
 			free(standin);
 			return -1;
 		}
+		rp.keep = o->keep;
 	}
 	for (int t = t0; t < t1; t++, n++) {
 		struct xp_report *x = &r[n];

@@ -156,6 +156,7 @@ void xp_refuse(struct xp_conf *c, int file, unsigned line, const char *fmt, ...)
 
 	if (c->refused != NULL)
 		return;
+	c->refused_file = file;
 	va_start(ap, fmt);
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
@@ -263,5 +264,7 @@ void xp_conf_free(struct xp_conf *c)
 	free(c->dir);
 	free(c->refused);
 	free(c->error);
+	if (c->impl_free != NULL)
+		c->impl_free(c->impl);
 	memset(c, 0, sizeof(*c));
 }
