@@ -86,9 +86,10 @@ class Grammar:
               b"auth_err", b"perm_denied", b"user_unknown", b"session_err",
               b"authtok_err", b"try_again", b"module_unknown", b"acct_expired")
 
-    def __init__(self, words, rng):
+    def __init__(self, words, rng, at_include=True):
         self.w = words
         self.r = rng
+        self.at_include = at_include
 
     def pick(self, names):
         return self.w[self.r.choice([n for n in names if n in self.w])]
@@ -109,7 +110,11 @@ class Grammar:
         sep = self.w["tab"] if r.random() < 0.3 else b" "
         x = r.random()
         if x < 0.08:
-            words = [self.pick(self.AT), self.pick(self.TARGETS)]
+            # a libpam without "@include" reads a broken line there, but
+            # libpam_wrapper still follows its target (and refuses a cycle
+            # through it): only the missing target keeps the two apart
+            words = [self.pick(self.AT), self.pick(self.TARGETS) if self.at_include
+                     else self.w["incmissing"]]
         elif x < 0.2:
             words = [self.pick(self.TYPES), self.pick(self.INCLUDES),
                      self.pick(self.TARGETS)]
@@ -149,11 +154,12 @@ class Grammar:
         return out
 
 
-def random_stacks(n, seed, moddir):
-    """n (name, {file: bytes with @A@ left in}) random cases."""
+def random_stacks(n, seed, moddir, at_include=True):
+    """n (name, {file: bytes with @A@ left in}) random cases; at_include
+    False: "@include" lines name a missing file only."""
     words = load_dict()
     for i in range(n):
-        g = Grammar(words, random.Random(seed * 100003 + i))
+        g = Grammar(words, random.Random(seed * 100003 + i), at_include)
         yield "random-%d-%d" % (seed, i), {k: neutralise(expand(v, "@A@", moddir))
                                           for k, v in g.files().items()}
 

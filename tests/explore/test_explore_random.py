@@ -21,6 +21,7 @@ from conftest import OPENPAM
 COUNT = int(os.environ.get("PWRAP_EXPLORE_RANDOM", "120"))
 SEED = int(os.environ.get("PWRAP_EXPLORE_SEED", "20261204"))
 MODDIR = os.environ.get("PWRAP_SYSTEM_MODULE_DIR", "/lib/x86_64-linux-gnu/security")
+AT_INCLUDE = os.environ.get("PWRAP_EXPLORE_AT_INCLUDE") != "0"
 # Stacks the explorer says it cannot replay or cannot tell: the wrapper
 # refuses the file itself (libpam would hang or crash on it), a line too
 # long to name the stand-in module in it, Debian's failed @include in an
@@ -62,7 +63,7 @@ def explore_case(explorer, tmp_path, files):
     return p.returncode
 
 
-@pytest.mark.parametrize("name,files", list(grammar.random_stacks(COUNT, SEED, MODDIR)),
+@pytest.mark.parametrize("name,files", list(grammar.random_stacks(COUNT, SEED, MODDIR, AT_INCLUDE)),
                          ids=lambda v: v if isinstance(v, str) else "")
 def test_random_stack(explorer, tmp_path, name, files):
     explore_case(explorer, tmp_path, files)
@@ -78,7 +79,7 @@ def test_most_were_replayed(explorer, tmp_path):
     """The cases above do test something: most random stacks are replayed
     whole (not refused, not too long, not untold)."""
     told = 0
-    cases = list(grammar.random_stacks(40, SEED + 1, MODDIR))
+    cases = list(grammar.random_stacks(40, SEED + 1, MODDIR, AT_INCLUDE))
     for i, (name, files) in enumerate(cases):
         sub = tmp_path / str(i)
         sub.mkdir()

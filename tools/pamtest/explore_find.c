@@ -483,9 +483,10 @@ static int find_ignored(struct xp_report *r, const struct xp_opts *o)
 	for (size_t m = 0; m < o->nmust; m++) {
 		int first = -1, node = -1;
 		bool matters = false;
+		struct xp_path p = { 0 };
 
 		for (size_t i = 0; i < g->nseq; i++) {
-			if (g->seq[i].l->kind != XP_CALL ||
+			if (g->seq[i].l->kind == XP_SUBSTACK ||
 			    !xp_name_is(g->seq[i].l->name, o->must[m]))
 				continue;
 			if (first < 0)
@@ -498,8 +499,6 @@ static int find_ignored(struct xp_report *r, const struct xp_opts *o)
 			if (g->nodes[n].st.pos >= 0 &&
 			    xp_name_is(g->seq[g->nodes[n].st.pos].l->name, o->must[m]))
 				node = (int)n;
-		struct xp_path p = { 0 };
-
 		if (node >= 0 && path_through(g, node, &p) != 0)
 			return -1;
 		if (first < 0 && add_finding(r, XP_IGNORED, file_of_service(g->conf),
@@ -509,7 +508,9 @@ static int find_ignored(struct xp_report *r, const struct xp_opts *o)
 		if (first >= 0 && add_finding(r, XP_IGNORED,
 					      xp_where(g->conf, g->seq[first].l), &p,
 					      "the result is the same whatever "
-					      "%s returns", g->seq[first].l->name) != 0)
+					      "%s returns%s", g->seq[first].l->name,
+					      g->seq[first].l->kind == XP_FIXED ?
+					      " (it cannot: see its line)" : "") != 0)
 			return -1;
 	}
 	return 0;
