@@ -207,3 +207,26 @@ def test_no_real_module_loaded(explorer, tmp_path):
     check_replayed(objs)
     assert objs[0]["replays"] >= 2
     assert not mark.exists()
+
+
+def test_man_page(explorer):
+    """pamtest-explore(1) renders cleanly and documents every option of
+    --help."""
+    import re
+    import shutil
+    import subprocess
+
+    page = os.path.join(STACKS, os.pardir, os.pardir, os.pardir, "doc", "pamtest-explore.1")
+    with open(page, encoding="utf-8") as f:
+        text = f.read().replace("\\-", "-")
+    helptext = explorer.run("--help").stdout
+    opts = set(re.findall(r"--[a-z][a-z-]+", helptext))
+    assert {"--system", "--model", "--must", "--replay-all"} <= opts
+    for opt in opts:
+        assert opt in text, opt
+    if shutil.which("groff") is None:
+        pytest.skip("groff is not installed")
+    r = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", page],
+                       capture_output=True, text=True,
+                       env={**os.environ, "LC_ALL": "C.UTF-8"})
+    assert r.returncode == 0 and r.stderr == "", r.stderr

@@ -953,7 +953,7 @@ static void check_scenario(struct scenario *sc, struct cur *c)
 			   sc->steps[i].kind == STEP_EXPLORE;
 	if (!has_run) {
 		c->line = 1;
-		perr(c, "no `run` or `explore` line: nothing to test");
+		perr(c, "no `run` line (nor `explore` block): nothing to test");
 	}
 }
 
