@@ -186,6 +186,7 @@ struct xp_graph {
 	struct xp_path *paths;	/* the replay set: every edge at least once */
 	size_t npaths;
 	size_t nedges;
+	double npaths_all;	/* outcome sequences from the root (paths) */
 	bool replay_all;	/* replay every outcome of every edge */
 };
 

@@ -293,6 +293,27 @@ int xp_graph_build(struct xp_graph *g, const struct xp_conf *c,
 		for (size_t k = 0; k < n->ne; k++)
 			n->reach |= g->nodes[n->e[k].to].reach;
 	}
+	/* how many outcome sequences (paths through the stack) there are:
+	 * walked from the root down, in the reverse of that order */
+	{
+		double *ways = calloc(g->nnodes, sizeof(*ways));
+
+		if (ways == NULL) {
+			free(order);
+			return -1;
+		}
+		ways[g->root] = 1;
+		for (size_t i = g->nnodes; i-- > 0;) {
+			const struct xp_node *n = &g->nodes[order[i]];
+
+			if (n->st.pos < 0)
+				g->npaths_all += ways[order[i]];
+			for (size_t k = 0; k < n->ne; k++)
+				ways[n->e[k].to] += ways[order[i]] *
+					__builtin_popcountll(n->e[k].outcomes);
+		}
+		free(ways);
+	}
 	free(order);
 	return cover(g);
 }

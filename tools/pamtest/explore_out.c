@@ -106,8 +106,10 @@ static void human(FILE *f, const struct xp_report *r)
 			r->disagree == NULL ?
 			"so does libpam's" : "libpam DISAGREES");
 	} else {
-		sb_addf(&b, "%s %s: %zu states, %zu edges; ", r->service,
-			type_names[g->type], g->nnodes, g->nedges);
+		sb_addf(&b, g->npaths_all < 1e12 ? "%s %s: %.0f paths, "
+			"%zu states, %zu edges; " : "%s %s: %.3g paths, %zu "
+			"states, %zu edges; ", r->service, type_names[g->type],
+			g->npaths_all, g->nnodes, g->nedges);
 		if (!r->replayed)
 			sb_addf(&b, "not replayed on libpam%s%s\n",
 				r->not_replayed ? ": " : "",
@@ -216,9 +218,10 @@ static void json(struct sbuf *b, const struct xp_report *r)
 		sb_add(b, ", \"refused\": ");
 		json_str(b, r->refused);
 	}
-	sb_addf(b, ", \"states\": %zu, \"edges\": %zu, \"replays\": %zu, "
-		"\"replayed\": %s, \"disagreement\": ", g->nnodes, g->nedges,
-		r->replays, r->replayed ? "true" : "false");
+	sb_addf(b, ", \"paths_total\": %.0f, \"states\": %zu, \"edges\": %zu, "
+		"\"replays\": %zu, \"replayed\": %s, \"disagreement\": ",
+		g->npaths_all, g->nnodes, g->nedges, r->replays,
+		r->replayed ? "true" : "false");
 	if (r->disagree != NULL)
 		json_str(b, r->disagree);
 	else
