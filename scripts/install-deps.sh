@@ -9,7 +9,7 @@ pkgs=(gcc make cmake pkg-config libc6-dev libpam0g-dev libpam-modules
       python3-pytest-xdist
       python3-pam pamtester openssh-server openssh-client libnss-wrapper
       libuid-wrapper valgrind clang libclang-rt-14-dev util-linux procps
-      file "$@")
+      file login passwd sudo "$@")
 
 missing=()
 for p in "${pkgs[@]}"; do
