@@ -44,6 +44,7 @@
 #include "pamtest_conv.h"
 #include "pamtest_preload.h"
 #include "pypamtest_trace.h"
+#include "pypamtest_explore.h"
 
 #define HANDLE_CAPSULE_NAME "pypamtest.pam_handle"
 
@@ -1170,6 +1171,8 @@ static PyMethodDef pypamtest_methods[] = {
 	{"run_pamtest", (PyCFunction)(void (*)(void))py_run_pamtest,
 	 METH_VARARGS | METH_KEYWORDS, run_pamtest_doc},
 	{"read_trace", py_read_trace, METH_O, read_trace_doc},
+	{"explore", (PyCFunction)(void (*)(void))pwrap_py_explore,
+	 METH_VARARGS | METH_KEYWORDS, pwrap_py_explore_doc},
 	{NULL, NULL, 0, NULL},
 };
 

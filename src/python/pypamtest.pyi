@@ -79,6 +79,24 @@ def read_trace(path: str | bytes | os.PathLike[str]) -> list[dict[str, Any]]:
     """The records of a module trace file in json format (one dict per
     line; doc/trace-format.md)."""
 
+def explore(
+    service: str,
+    type: str = ...,
+    service_dir: str | None = ...,
+    system: bool = ...,
+    outcomes: str | Iterable[str] | None = ...,
+    model: dict[str, str | Iterable[str]] | Iterable[str] | None = ...,
+    must: str | Iterable[str] | None = ...,
+    replay: bool = ...,
+    replay_all: bool = ...,
+) -> Any:
+    """The decision table of a PAM stack, checked on libpam: `pamtest
+    explore -f json` (pamtest-explore(1)).  A dict with "service", "type",
+    "table", "paths" and "findings" for one type ("auth", "account",
+    "password", "session"), a list of four for "all" (the default).
+    service_dir defaults to $PAM_WRAPPER_SERVICE_DIR; system=True reads
+    /etc/pam.d.  Raises RuntimeError when the explorer fails."""
+
 PAMTEST_AUTHENTICATE: Final[int]
 PAMTEST_SETCRED: Final[int]
 PAMTEST_ACCOUNT: Final[int]

@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include "pwrap_guard.h"
+#include "explore.h"
 #include "pwrap_tool.h"
 #include "scenario.h"
 
@@ -45,6 +46,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: pamtest [options] scenario...\n"
+		"       pamtest explore ... (the decision table of a stack: --help there)\n"
 		"Run the PAM transactions of each scenario file (see pamtest-scenario(5)).\n"
 		"\n"
 		"  -f, --format FORMAT      human (default), tap or junit\n"
@@ -78,7 +80,7 @@ static void usage(FILE *f)
  * not through pam_start, which a preloaded wrapper defines.  Malloc'd, or
  * NULL.
  */
-static char *system_module_dir(void)
+char *system_module_dir(void)
 {
 	struct link_map *lm = NULL;
 	void *h = dlopen(PWRAP_LIBPAM_SONAME, RTLD_LAZY | RTLD_NOLOAD);
@@ -145,6 +147,8 @@ int main(int argc, char **argv)
 	int nfiles, c;
 	pid_t pid = -1;
 
+	if (argc > 1 && strcmp(argv[1], "explore") == 0)
+		return explore_main(argc, argv);
 	while ((c = getopt_long(argc, argv, "f:o:qckD:t:l:m:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':

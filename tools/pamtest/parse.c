@@ -8,6 +8,7 @@
  * parsing goes on so that one run shows all of them.
  */
 #define _GNU_SOURCE
+#include "explore_scen.h"
 #include "names.h"
 #include "pwrap_tool.h"
 #include "scenario.h"
@@ -850,7 +851,7 @@ static int parse_directive(struct scenario *sc, struct cur *c)
 	static const char *const kws =
 		"service, service-dir, user, start, run, end, setenv, unsetenv, putenv, set-item, "
 		"prompt, info, error, no-info, no-error, env, absent-env, item, absent-item, "
-		"fault";
+		"fault, explore, outcomes, model, must, expect";
 	char *kw;
 	int rc;
 
@@ -901,6 +902,10 @@ static int parse_directive(struct scenario *sc, struct cur *c)
 		rc = parse_item_expect(sc, c, 1);
 	else if (strcmp(kw, "fault") == 0)
 		rc = parse_fault(sc, c);
+	else if (xp_scen_keyword(kw)) {
+		skip_ws(c);
+		rc = xp_scen_parse(sc, kw, c->p, c->file, c->line, c->nerr);
+	}
 	else if (strcmp(kw, "auth") == 0 || strcmp(kw, "account") == 0 ||
 		 strcmp(kw, "password") == 0 || strcmp(kw, "session") == 0 ||
 		 strncmp(kw, "-", 1) == 0 || strcmp(kw, "@include") == 0) {
@@ -958,10 +963,11 @@ static void check_scenario(struct scenario *sc, struct cur *c)
 		}
 	}
 	for (size_t i = 0; i < sc->nsteps; i++)
-		has_run |= sc->steps[i].kind == STEP_RUN;
+		has_run |= sc->steps[i].kind == STEP_RUN ||
+			   sc->steps[i].kind == STEP_EXPLORE;
 	if (!has_run) {
 		c->line = 1;
-		perr(c, "no `run` line: nothing to test");
+		perr(c, "no `run` line (nor `explore` block): nothing to test");
 	}
 }
 
@@ -1087,6 +1093,7 @@ void scenario_free(struct scenario *sc)
 		}
 		free(s->exps);
 		free(s->faults);
+		xp_scen_free(s->explore);
 		free(s->user);
 		free(s->service);
 		free(s->name);

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "names.h"
 #include "pwrap_tool.h"
+#include "explore_scen.h"
 #include "scenario.h"
 
 #include <security/pam_appl.h>
@@ -680,6 +681,16 @@ static char *expand(struct runner *r, const char *text, const char *dir, const c
 	return b.s;
 }
 
+/* An explore block (explore_scen.c): one test point. */
+static void do_explore(struct runner *r, const struct step *s)
+{
+	double t0 = now();
+
+	if (xp_scen_run(r->sc, s, &r->fails, &r->nfails) != 0)
+		r->oom = 1;
+	finish_test(r, s, "explore", t0);
+}
+
 /* Private dir with passdb and service files; exports what the wrapper reads. */
 static int setup(struct runner *r, char **dir_out, char **err)
 {
@@ -777,7 +788,8 @@ int scenario_run(const struct scenario *sc, struct file_results *fr, int keep)
 		for (size_t i = 0; i < sc->nsteps; i++) {
 			const struct step *s = &sc->steps[i];
 			const char *nm = s->kind == STEP_RUN ? op_name(s->op)
-					 : s->kind == STEP_END ? "end" : "start";
+					 : s->kind == STEP_END ? "end"
+					 : s->kind == STEP_EXPLORE ? "explore" : "start";
 			if (!step_is_test(s))
 				continue;
 			add_str(&r, &r.fails, &r.nfails, strdup(err != NULL ? err : "setup failed"));
@@ -799,6 +811,9 @@ int scenario_run(const struct scenario *sc, struct file_results *fr, int keep)
 			break;
 		case STEP_END:
 			do_end(&r, s);
+			break;
+		case STEP_EXPLORE:
+			do_explore(&r, s);
 			break;
 		default:
 			do_setup_step(&r, s);

@@ -13,6 +13,8 @@
 #include <stdio.h>
 
 /* Text to compare: exact, or a POSIX extended regex searched in the text. */
+struct xp_scen;
+
 struct match {
 	char *text;
 	int is_regex;
@@ -70,6 +72,7 @@ enum step_kind {
 	STEP_SETENV,   /* process environment: name, value (NULL = unset) */
 	STEP_PUTENV,   /* pam_putenv: name, value (NULL = remove) */
 	STEP_SET_ITEM, /* item, value */
+	STEP_EXPLORE,  /* explore block (explore_scen.h) */
 };
 
 enum op {
@@ -98,6 +101,7 @@ struct step {
 	size_t nexps;
 	struct fault *faults; /* START (whole transaction) and RUN */
 	size_t nfaults;
+	struct xp_scen *explore; /* EXPLORE */
 };
 
 struct service {
@@ -150,6 +154,7 @@ size_t scenario_ntests(const struct scenario *sc);
 static inline int step_is_test(const struct step *s)
 {
 	return s->kind == STEP_RUN || s->kind == STEP_END ||
+	       s->kind == STEP_EXPLORE ||
 	       (s->kind == STEP_START && s->has_expect);
 }
 

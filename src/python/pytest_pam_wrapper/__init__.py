@@ -447,6 +447,22 @@ class PamWrapper:
                                      echo_off=list(echo_off),
                                      echo_on=list(echo_on), **kwargs)
 
+    def explore(self, service=None, type="all", **kwargs):
+        """pypamtest.explore(service, type, ...) on this test's services.
+
+        The decision table and findings of the stack (pamtest-explore(1)),
+        checked on libpam.  service None is the default service; other
+        keyword arguments (outcomes=, model=, must=, ...) go to
+        pypamtest.explore.  Returns its json: a dict for one type, a list
+        of four for "all".
+        """
+        import pypamtest
+
+        if service is None:
+            service = DEFAULT_SERVICE
+        kwargs.setdefault("service_dir", self.service_dir)
+        return pypamtest.explore(service, type, **kwargs)
+
 
 _ENV = ("PAM_WRAPPER", "PAM_WRAPPER_SERVICE_DIR", "PAM_MATRIX_PASSWD",
         "PAM_WRAPPER_TRACE", "PAM_WRAPPER_TRACE_FORMAT")
