@@ -131,7 +131,9 @@ def main():
     lpt = libpamtest_args(version)
     ext = Extension(
         "pypamtest",
-        sources=["src/python/pypamtest.c", "src/libpamtest/pamtest_conv.c"]
+        sources=["src/python/pypamtest.c", "src/python/pypamtest_trace.c",
+                 "src/python/pypamtest_explore.c",
+                 "src/libpamtest/pamtest_conv.c"]
         + lpt["sources"],
         include_dirs=lpt["include_dirs"] + ["src/libpamtest"],
         libraries=lpt["libraries"] + ["pam", "dl"],

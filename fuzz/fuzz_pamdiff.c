@@ -106,6 +106,14 @@ bool pwrap_enabled(void)
 	return true;
 }
 
+/* The wrapper's module links (pwrap_libpam.c) ask the runtime directory
+ * whether a failed write means a full base; here there is no runtime
+ * directory to move, only the answer. */
+bool pwrap_rundir_no_space(int err)
+{
+	return err == ENOSPC || err == EDQUOT;
+}
+
 /* ---- setup and cleanup ------------------------------------------------- */
 
 static void die(const char *what)
