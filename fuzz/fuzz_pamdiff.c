@@ -345,11 +345,12 @@ static int cb_bad_include(void *ctx, enum pwrap_stack stack,
 	return why == PWRAP_INCLUDE_NO_TARGET ? 0 : -1;
 }
 
-static char *cb_module(void *ctx, const char *module, const char *src,
-		       unsigned line)
+static char *cb_module(void *ctx, const char *module, bool quiet,
+		       const char *src, unsigned line)
 {
 	(void)ctx;
 	(void)module;
+	(void)quiet;
 	(void)src;
 	(void)line;
 	return NULL;	/* keep */

@@ -452,7 +452,11 @@ static int rewrite_line(struct sbuf *out, const char *l, const char *src,
 		rep = ops->include_target(ops->ctx, text, line_stack(l, &t1),
 					  src, line);
 	} else if (!include && ops->module_path != NULL) {
-		rep = ops->module_path(ops->ctx, text, src, line);
+		char first[PAM_LINE_BUF];
+
+		tok_word(l, &t1, first);
+		rep = ops->module_path(ops->ctx, text, first[0] == '-', src,
+				       line);
 	}
 	if (rep == NULL) {
 		emit(out, l, len);

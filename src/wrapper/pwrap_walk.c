@@ -239,12 +239,12 @@ static int cb_bad_include(void *ctx, enum pwrap_stack stack,
 	return 0;
 }
 
-static char *cb_module(void *ctx, const char *module, const char *src,
-		       unsigned line)
+static char *cb_module(void *ctx, const char *module, bool quiet,
+		       const char *src, unsigned line)
 {
 	const struct walk *w = ctx;
 
-	return pwrap_module_path(w->conf, module, src, line);
+	return pwrap_module_path(w->conf, module, quiet, src, line);
 }
 
 static struct pwrap_gen *gen_find(const char *gpath)

@@ -26,13 +26,18 @@ static char *inc_cb(void *ctx, const char *t, enum pwrap_stack stack,
 	return asprintf(&r, "/G/%s", t) < 0 ? NULL : r;
 }
 
-static char *mod_cb(void *ctx, const char *m, const char *src, unsigned line)
+/* How the last module token was asked for (quiet: a "-type" line). */
+static int last_quiet = -1;
+
+static char *mod_cb(void *ctx, const char *m, bool quiet, const char *src,
+		    unsigned line)
 {
 	char *r = NULL;
 
 	(void)ctx;
 	(void)src;
 	(void)line;
+	last_quiet = quiet;
 	if (strcmp(m, "pam_matrix.so") != 0) {
 		return NULL;
 	}
@@ -91,6 +96,18 @@ static void test_module_names(void **state)
 	CHECK("auth [ok]pam_matrix.so x\n", "auth [ok]/M/pam_matrix.so x\n");
 	CHECK("auth required [pam_matrix.so]x\n",
 	      "auth required /M/pam_matrix.so x\n");
+	/* the callback hears whether libpam stays silent about a missing
+	 * module ("-type"), so a name found nowhere is logged as libpam
+	 * would: an error, or only a warning */
+	CHECK("auth required pam_matrix.so\n",
+	      "auth required /M/pam_matrix.so\n");
+	assert_int_equal(last_quiet, 0);
+	CHECK("-auth required pam_matrix.so\n",
+	      "-auth required /M/pam_matrix.so\n");
+	assert_int_equal(last_quiet, 1);
+	CHECK("[-session] optional pam_nx.so\n",
+	      "[-session] optional pam_nx.so\n");
+	assert_int_equal(last_quiet, 1);
 }
 
 static void test_includes(void **state)
