@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -75,6 +76,9 @@ struct dfile {
 	const char *name;
 	const char *text;
 	size_t len;
+	char type;	/* 0 a regular file ('m': of mode `mode`), 'd' a
+			 * directory, 'p' a FIFO */
+	mode_t mode;
 };
 
 struct dcase {
@@ -82,9 +86,19 @@ struct dcase {
 	const char *service;	/* NULL: "svc" */
 	struct dfile files[4];	/* the first with name NULL ends the list */
 	const char *expect;	/* what bare libpam prints */
+	/* chain > 0: files c1 ... c<chain> too, each including the next by
+	 * absolute path ("auth include @D@/c<i+1>"); the last holds
+	 * CHAIN_END */
+	unsigned chain;
+	const char *expect_root;	/* as root, when it differs */
+	unsigned stack_kib;	/* the clients' stack limit (0: as is) */
+	unsigned timeout_s;	/* a run's bound (0: RUN_TIMEOUT_MS) */
 };
 
-#define F(n, lit) { (n), (lit), sizeof(lit) - 1 }
+#define F(n, lit) { (n), (lit), sizeof(lit) - 1, 0, 0 }
+#define FMODE(n, lit, m) { (n), (lit), sizeof(lit) - 1, 'm', (m) }
+#define DIRE(n) { (n), NULL, 0, 'd', 0 }
+#define FIFO(n) { (n), NULL, 0, 'p', 0 }
 
 #define P "@M@/pam_permit.so"
 #define DN "@M@/pam_deny.so"
@@ -112,6 +126,9 @@ struct dcase {
 	"{4:open_session=session_err} open=14 {4:close_session=abort} "      \
 	"close=26 {4:prechauthtok=try_again} chauthtok=24 end=0"
 
+/* Most cases leave chain, expect_root and stack_kib zero. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const struct dcase cases[] = {
 	{ "plain_permit", NULL, { F("svc", ALLP) }, ALL0 },
 	{ "plain_deny", NULL,
@@ -412,10 +429,90 @@ static const struct dcase cases[] = {
 	  "close=0 chauthtok=0 end=0" },
 	{ "empty_module_from_bracket", NULL,
 	  { F("svc", ALLP "auth required [#\n") }, START26 },
+	/* include targets that are not regular files: libpam opens a
+	 * directory and /dev/null and reads no line from them */
+	{ "include_a_directory", NULL,
+	  { F("svc", "auth include @D@/sub\nauth required " DBG
+		     " auth=maxtries\naccount substack @D@/sub\n"
+		     "account required " P "\nsession [include] @D@/sub/\n"
+		     "session required " P "\npassword required " P "\n"),
+	    DIRE("sub") },
+	  "start=0 {4:auth=maxtries} auth=11 setcred=6 acct=0 open=0 "
+	  "close=0 chauthtok=0 end=0" },
+	{ "include_dev_null", NULL,
+	  { F("svc", "auth include /dev/null\nauth required " DBG
+		     " auth=maxtries\naccount substack /dev/null\n"
+		     "@include /dev/null\n"
+		     "account required " P "\nsession required " P "\n"
+		     "password required " P "\n") },
+	  "start=0 {4:auth=maxtries} auth=11 setcred=6 acct=0 open=0 "
+	  "close=0 chauthtok=0 end=0" },
+	{ "include_an_empty_file", NULL,
+	  { F("svc", "auth include @D@/empty\nauth required " DBG
+		     " auth=maxtries\naccount substack @D@/empty\n"
+		     "account required " P "\nsession required " P "\n"
+		     "password include @D@/empty\n"),
+	    F("empty", "") },
+	  "start=0 {4:auth=maxtries} auth=11 setcred=6 acct=0 open=0 "
+	  "close=0 chauthtok=6 end=0" },
+	/* a substack is named after its target's last path component, and
+	 * libpam refuses the service when that name is empty (found by
+	 * fuzz_pamdiff) */
+	{ "substack_named_empty", NULL,
+	  { F("svc", ALLP "account substack @D@/sub/\n"), DIRE("sub") },
+	  START26 },
+	{ "substack_named_empty_in_an_included_file", NULL,
+	  { F("svc", ALLP "session include @D@/inc1\n"),
+	    F("inc1", "session optional " ECHO " before\n"
+		      "session substack @D@/.hidden\n"
+		      "session optional " ECHO " after\n"),
+	    F(".hidden", "session optional " ECHO " hidden\n") },
+	  "start=0 auth=0 setcred=0 acct=0 {4:before} open=6 close=6 "
+	  "chauthtok=0 end=0" },
+	{ "at_include_a_directory", NULL,
+	  { F("svc", ALLP "@include @D@/sub\n"), DIRE("sub") }, ALL0 },
+	/* a target libpam cannot open fails its line's stack, as a missing
+	 * one does (as root it is read) */
+	{ "include_unreadable", NULL,
+	  { F("svc", "auth include @D@/secret\nauth required " P "\n"
+		     "account substack @D@/secret\n"
+		     "session required " P "\npassword required " P "\n"),
+	    FMODE("secret", "auth optional " ECHO " read\n"
+			    "account required " P "\n", 0) },
+	  "start=0 auth=6 setcred=6 acct=6 open=0 close=0 chauthtok=0 end=0",
+	  0, "start=0 {4:read} auth=0 setcred=0 acct=0 open=0 close=0 "
+	     "chauthtok=0 end=0" },
+	/* libpam has no depth limit for includes: only its stack ends the
+	 * recursion (at about 5340 levels on 8 MiB) */
+	{ "includes_nested_40_deep", NULL,
+	  { F("svc", "auth include @D@/c1\naccount required " P "\n"
+		     "session required " P "\npassword required " P "\n") },
+	  "start=0 {4:auth=perm_denied} auth=6 setcred=6 acct=0 open=0 "
+	  "close=0 chauthtok=0 end=0", 40 },
+	{ "includes_nested_1000_deep", NULL,
+	  { F("svc", "auth include @D@/c1\naccount required " P "\n"
+		     "session required " P "\npassword required " P "\n") },
+	  "start=0 {4:auth=perm_denied} auth=6 setcred=6 acct=0 open=0 "
+	  "close=0 chauthtok=0 end=0", 1000 },
+	/* on a 1 MiB stack libpam survives 600 levels: the wrapper's walk
+	 * of them, on the same stack before libpam's, must too */
+	{ "includes_nested_600_deep_on_1_mib", NULL,
+	  { F("svc", "auth include @D@/c1\naccount required " P "\n"
+		     "session required " P "\npassword required " P "\n") },
+	  "start=0 {4:auth=perm_denied} auth=6 setcred=6 acct=0 open=0 "
+	  "close=0 chauthtok=0 end=0", 600, NULL, 1024 },
 };
 
 /* Continued lines that make libpam loop forever (bare: "hang"). */
 static const struct dcase hang_cases[] = {
+	/* libpam blocks opening a FIFO (no writer), as the service's own
+	 * file or in "other" */
+	{ "hang_include_a_fifo", NULL,
+	  { F("svc", ALLP "account include @D@/fifo\n"), FIFO("fifo") },
+	  "hang" },
+	{ "hang_substack_a_fifo_in_other", "nosuch",
+	  { F("other", ALLP "auth substack @D@/fifo\n"), FIFO("fifo") },
+	  "hang" },
 	{ "hang_long_line", NULL,
 	  { F("svc", ALLP "auth required " P " a@PADTO:1022@\\\n"
 		     "auth required " P "\n") },
@@ -451,7 +548,19 @@ static const struct dcase crash_cases[] = {
 	  { F("svc", ALLP "session include @D@/inc1\n"),
 	    F("inc1", "session include\n") },
 	  "signal:11" },
+	/* deeper than libpam's stack holds (a 1 KiB line buffer per level:
+	 * 8200 levels need more than 8 MiB): the wrapper refuses (its limit
+	 * is 8192 levels).  Walking 8192 files takes it seconds. */
+	{ "crash_includes_nested_8200_deep", NULL,
+	  { F("svc", "auth include @D@/c1\naccount required " P "\n"
+		     "session required " P "\npassword required " P "\n") },
+	  "signal:11", 8200, NULL, 8192, 120 },
 };
+
+#pragma GCC diagnostic pop
+
+/* What the last file of a chain holds. */
+#define CHAIN_END "auth required " DBG " auth=perm_denied\n"
 
 struct gstate {
 	char *work;	/* the wrapped children's TMPDIR, and stderr logs */
@@ -566,10 +675,11 @@ static char **make_env(bool wrapped)
 /*
  * Runs the client (wrapped or bare) on dir/service; returns its output line
  * (malloc'd, without the newline), or "hang" when it did not finish within
- * RUN_TIMEOUT_MS (it is killed), or "exit:<status>" when it failed.  Its
+ * timeout_ms (it is killed), or "exit:<status>" when it failed.  Its
  * stderr goes to errlog.  *ms gets the time it took.
  */
 static char *run_client(bool wrapped, const char *dir, const char *service,
+			long long timeout_ms,
 			const char *errlog, long long *ms)
 {
 	char *argv[] = { (char *)PWRAP_DIFF_CLIENT,
@@ -578,7 +688,7 @@ static char *run_client(bool wrapped, const char *dir, const char *service,
 	char **env = make_env(wrapped);
 	posix_spawn_file_actions_t fa;
 	struct buf out = { NULL, 0, 0 };
-	long long start = tu_now_ms(), deadline = start + RUN_TIMEOUT_MS;
+	long long start = tu_now_ms(), deadline = start + timeout_ms;
 	bool hung = false;
 	char *res = NULL;
 	int p[2];
@@ -700,26 +810,111 @@ static void outcome_free(struct outcome *o)
 }
 
 /* Writes the case's files into a fresh directory and runs both clients. */
+/* Files c1 ... cN of a chain of includes in dir. */
+static void write_chain(const char *dir, unsigned n)
+{
+	for (unsigned i = 1; i <= n; i++) {
+		char name[32];
+		char *text = NULL;
+
+		snprintf(name, sizeof(name), "c%u", i);
+		if (i < n) {
+			assert_true(asprintf(&text, "auth include %s/c%u\n", dir,
+					     i + 1) > 0);
+			write_bytes(dir, name, text, strlen(text));
+		} else {
+			struct dfile end = F(name, CHAIN_END);
+			struct buf b = expand(&end, dir);
+
+			write_bytes(dir, name, b.p, b.len);
+			free(b.p);
+		}
+		free(text);
+	}
+}
+
+/* The clients inherit this process's stack limit: kib > 0 sets it (soft)
+ * for them, and the descriptor limit as high as allowed, so that only the
+ * stack bounds libpam's nesting. */
+struct limits {
+	struct rlimit stack, files;
+};
+
+static void with_stack_limit(unsigned kib, struct limits *saved)
+{
+	struct rlimit r;
+
+	if (kib == 0) {
+		return;
+	}
+	assert_int_equal(getrlimit(RLIMIT_STACK, &saved->stack), 0);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved->files), 0);
+	r = saved->stack;
+	r.rlim_cur = (rlim_t)kib * 1024;
+	if (r.rlim_max != RLIM_INFINITY && r.rlim_cur > r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+	}
+	assert_int_equal(setrlimit(RLIMIT_STACK, &r), 0);
+	r = saved->files;
+	r.rlim_cur = r.rlim_max;
+	(void)setrlimit(RLIMIT_NOFILE, &r);
+}
+
+static void restore_stack_limit(unsigned kib, const struct limits *saved)
+{
+	if (kib == 0) {
+		return;
+	}
+	assert_int_equal(setrlimit(RLIMIT_STACK, &saved->stack), 0);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved->files), 0);
+}
+
+static long long case_timeout_ms(const struct dcase *c)
+{
+	return c->timeout_s != 0 ? c->timeout_s * 1000LL : RUN_TIMEOUT_MS;
+}
+
 static struct outcome run_case(const struct dcase *c)
 {
 	struct outcome o;
+	struct limits saved;
 	const char *svc = c->service ? c->service : "svc";
 	size_t i;
 
 	memset(&o, 0, sizeof(o));
 	o.dir = tu_mkdtemp("pwrap-test");
+	/* the directory is the test user's own: its 0700 lets libpam (and
+	 * the wrapper) read what the files' modes allow */
 	for (i = 0; i < 4 && c->files[i].name != NULL; i++) {
-		struct buf b = expand(&c->files[i], o.dir);
+		const struct dfile *f = &c->files[i];
+		char *path = tu_path(o.dir, f->name);
 
-		write_bytes(o.dir, c->files[i].name, b.p, b.len);
-		free(b.p);
+		if (f->type == 'd') {
+			assert_int_equal(mkdir(path, 0755), 0);
+		} else if (f->type == 'p') {
+			assert_int_equal(mkfifo(path, 0644), 0);
+		} else {
+			struct buf b = expand(f, o.dir);
+
+			write_bytes(o.dir, f->name, b.p, b.len);
+			if (f->type == 'm') {
+				assert_int_equal(chmod(path, f->mode), 0);
+			}
+			free(b.p);
+		}
+		free(path);
 	}
+	write_chain(o.dir, c->chain);
 	assert_true(asprintf(&o.errlog[0], "%s/%s.bare.err", G.work,
 			     c->name) > 0);
 	assert_true(asprintf(&o.errlog[1], "%s/%s.wrapped.err", G.work,
 			     c->name) > 0);
-	o.bare = run_client(false, o.dir, svc, o.errlog[0], &o.bare_ms);
-	o.wrapped = run_client(true, o.dir, svc, o.errlog[1], &o.wrapped_ms);
+	with_stack_limit(c->stack_kib, &saved);
+	o.bare = run_client(false, o.dir, svc, case_timeout_ms(c), o.errlog[0],
+			    &o.bare_ms);
+	o.wrapped = run_client(true, o.dir, svc, case_timeout_ms(c),
+			       o.errlog[1], &o.wrapped_ms);
+	restore_stack_limit(c->stack_kib, &saved);
 	return o;
 }
 
@@ -732,13 +927,25 @@ static void report(const struct dcase *c, const struct outcome *o)
 	for (i = 0; i < 4 && c->files[i].name != NULL; i++) {
 		char *p = tu_path(o->dir, c->files[i].name);
 
-		show_file(c->files[i].name, p);
+		if (c->files[i].type == 0 || c->files[i].type == 'm') {
+			show_file(c->files[i].name, p);
+		} else {
+			print_message("---- %s: a %s\n", c->files[i].name,
+				      c->files[i].type == 'd' ? "directory"
+							      : "FIFO");
+		}
 		free(p);
+	}
+	if (c->chain > 0) {
+		print_message("---- c1 ... c%u: a chain of includes, ending "
+			      "in %s", c->chain, CHAIN_END);
 	}
 	print_message("bare:     %s (%lld ms)\nwrapped:  %s (%lld ms)\n",
 		      o->bare, o->bare_ms, o->wrapped, o->wrapped_ms);
 	if (c->expect != NULL) {
-		print_message("expected: %s\n", c->expect);
+		print_message("expected: %s\n", geteuid() == 0 &&
+				      c->expect_root != NULL ? c->expect_root
+							     : c->expect);
 	}
 	show_file("bare stderr", o->errlog[0]);
 	show_file("wrapped stderr", o->errlog[1]);
@@ -751,8 +958,10 @@ static void test_case(void **state)
 	const struct dcase *c = *state;
 	struct outcome o = run_case(c);
 	bool same = strcmp(o.bare, o.wrapped) == 0;
-	bool as_expected = c->expect == NULL ||
-			   strcmp(o.bare, c->expect) == 0;
+	const char *expect = geteuid() == 0 && c->expect_root != NULL
+				     ? c->expect_root
+				     : c->expect;
+	bool as_expected = expect == NULL || strcmp(o.bare, expect) == 0;
 
 	if (!same || !as_expected || getenv("PWRAP_DIFF_VERBOSE") != NULL) {
 		report(c, &o);

@@ -117,6 +117,18 @@ static void test_includes(void **state)
 	CHECK("account substack sub\n", "account substack /G/sub\n");
 	CHECK("@include common-session\n", "@include /G/common-session\n");
 	CHECK("@include   x   # c\n", "@include   /G/x   \n");
+	/* a substack whose name libpam refuses (empty or "?": the last path
+	 * component without its last ".suffix") stays as written, libpam
+	 * fails the line before it opens the target; include lines have no
+	 * such name */
+	CHECK("account substack /d/dir/\n", "account substack /d/dir/\n");
+	CHECK("account substack /d/.x\n", "account substack /d/.x\n");
+	CHECK("account substack ?\n", "account substack ?\n");
+	CHECK("account SubStack ?.conf\n", "account SubStack ?.conf\n");
+	CHECK("account substack a.?\n", "account substack /G/a.?\n");
+	CHECK("account substack ??\n", "account substack /G/??\n");
+	CHECK("account include /d/dir/\n", "account include /G//d/dir/\n");
+	CHECK("@include ?\n", "@include /G/?\n");
 	/* libpam compares keywords without case */
 	CHECK("auth Include common-auth\n", "auth Include /G/common-auth\n");
 	CHECK("auth SUBSTACK sub\n", "auth SUBSTACK /G/sub\n");

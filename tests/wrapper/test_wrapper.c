@@ -431,6 +431,58 @@ static void test_include_missing(void **state)
 	free(err);
 }
 
+/* Include targets (by name, in the service directory) that are not
+ * regular files, answered as libpam answers them: a directory is read as
+ * empty; a FIFO, on which libpam would block in pam_start, is refused; a
+ * file libpam cannot read fails the line's stack as a missing one does
+ * (as root it is read). */
+static void test_include_targets_not_files(void **state)
+{
+	char *path, *err;
+	int missing;
+
+	tu_write_text(*state, "inc", "auth include nothing\n"
+		      "auth required pam_permit.so\n");
+	missing = txn("inc", 'a');
+	assert_int_not_equal(missing, PAM_SUCCESS);
+
+	free(tu_subdir(*state, "sub"));
+	tu_write_text(*state, "inc", "auth include sub\n"
+		      "auth required pam_permit.so\n");
+	assert_int_equal(txn("inc", 'a'), PAM_SUCCESS);
+
+	path = tu_path(*state, "fifo");
+	assert_int_equal(mkfifo(path, 0644), 0);
+	free(path);
+	tu_write_text(*state, "inc", "auth include fifo\n"
+		      "auth required pam_permit.so\n");
+	tu_stderr_begin();
+	assert_int_equal(txn("inc", 'a'), 1000 + PAM_ABORT);
+	err = tu_stderr_end();
+	assert_non_null(strstr(err, "include target 'fifo'"));
+	assert_non_null(strstr(err, "not a file"));
+	free(err);
+
+	tu_write_text(*state, "secret", "auth required pam_permit.so\n");
+	path = tu_path(*state, "secret");
+	assert_int_equal(chmod(path, 0), 0);
+	free(path);
+	tu_write_text(*state, "inc", "auth include secret\n"
+		      "auth required pam_permit.so\n");
+	tu_stderr_begin();
+	if (geteuid() == 0) {
+		assert_int_equal(txn("inc", 'a'), PAM_SUCCESS);
+	} else {
+		assert_int_equal(txn("inc", 'a'), missing);
+	}
+	err = tu_stderr_end();
+	if (geteuid() != 0 &&
+	    strstr(err, "include target 'secret'") == NULL) {
+		fail_msg("no message naming the unreadable target:\n%s", err);
+	}
+	free(err);
+}
+
 static void test_env_changed_at_runtime(void **state)
 {
 	char *other = tu_mkdtemp("pwrap-test");
@@ -1005,6 +1057,7 @@ int main(void)
 		T(test_include_resolution),
 		T(test_nested_and_absolute_include),
 		T(test_include_missing),
+		T(test_include_targets_not_files),
 		T(test_include_read_for_one_stack),
 		T(test_env_changed_at_runtime),
 		T(test_missing_dir),
