@@ -238,12 +238,22 @@ static char *module_link(const char *conf, const char *target,
 	return strdup(link);
 }
 
-/* The absolute path a module token becomes (malloc'd), or NULL. */
+/* The absolute path a module token becomes (malloc'd), or NULL: through
+ * a link when libpam would not take the path as one word (Linux-PAM splits
+ * at blanks and cuts at '#'; OpenPAM takes only letters, digits, '.', '_',
+ * '-' and '/' in a module name). */
 static char *module_abs(const char *conf, const char *path,
 			const char *module)
 {
-	return strpbrk(path, " \t\n#") == NULL ? strdup(path)
-					       : module_link(conf, path, module);
+#if defined(PWRAP_OPENPAM)
+	bool plain = strspn(path, "abcdefghijklmnopqrstuvwxyz"
+				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/") ==
+		     strlen(path);
+#else
+	bool plain = strpbrk(path, " \t\n#") == NULL;
+#endif
+
+	return plain ? strdup(path) : module_link(conf, path, module);
 }
 
 /*

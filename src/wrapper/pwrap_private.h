@@ -112,6 +112,14 @@ PWRAP_HIDDEN int pwrap_rewrite_service(const char *in, size_t len,
 				       const char *src_name,
 				       const struct pwrap_rewrite_ops *ops,
 				       char **out, size_t *out_len);
+/* The same for OpenPAM's syntax (pwrap_conf_openpam.c), which the walk
+ * uses in an OpenPAM build: the copy is the file
+ * byte for byte but for module names the callback replaces; include
+ * targets (service names) stay, the callback only hears of them. */
+PWRAP_HIDDEN int pwrap_rewrite_openpam(const char *in, size_t len,
+				       const char *src_name,
+				       const struct pwrap_rewrite_ops *ops,
+				       char **out, size_t *out_len);
 
 /* ---- binding the real libpam (pwrap_libpam.c) -------------------------- */
 

@@ -107,6 +107,14 @@ struct walk {
 	bool top;		/* walking the requested service's own file */
 };
 
+#if defined(PWRAP_OPENPAM)
+#define INCLUDE_BY_NAME true
+#define REWRITE pwrap_rewrite_openpam	/* OpenPAM reads words */
+#else
+#define INCLUDE_BY_NAME false
+#define REWRITE pwrap_rewrite_service
+#endif
+
 /*
  * What libpam finds when it opens an include target: a file to read; one it
  * reads as empty (a directory, where fgets fails at once, or /dev/null);
@@ -144,6 +152,10 @@ static enum target_kind kind_of(const char *path, int *why)
 		return TARGET_NONE;
 	}
 	close(fd);
+	if (S_ISDIR(st.st_mode) && INCLUDE_BY_NAME) {
+		*why = EISDIR;	/* OpenPAM fails reading it, as a missing one */
+		return TARGET_NONE;
+	}
 	return S_ISDIR(st.st_mode) ? TARGET_EMPTY : TARGET_FILE;
 }
 
@@ -211,12 +223,6 @@ static enum target_kind include_source(struct walk *w, const char *target,
  * other target itself: there the copy is conf/<target>, only a plain name
  * is one, and the target stays as written.
  */
-#if defined(PWRAP_OPENPAM)
-#define INCLUDE_BY_NAME true
-#else
-#define INCLUDE_BY_NAME false
-#endif
-
 static bool include_gpath(const struct walk *w, const char *target,
 			  pwrap_path out)
 {
@@ -409,20 +415,20 @@ static void walk_include(struct walk *w, const char *target,
 				  target[0] == '/' ? "" : pwrap_rundir()->svc,
 				  target[0] == '/' ? "" : " or ",
 				  target[0] == '/' ? "" : w->src->dir);
+#if defined(PWRAP_OPENPAM)
+			if (strcmp(target, "other") == 0) {
+				/* conf/other itself: the empty stand-in stays
+				 * (never unlinked, see prepare_walk) */
+				(void)placeholder(w, p->gpath);
+				break;
+			}
+#endif
 		} else {
 			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target '%s' (%s) "
 				  "cannot be opened: %s; the stack including "
 				  "it fails", from, target, p->shown,
 				  strerror(why));
 		}
-#if defined(PWRAP_OPENPAM)
-		if (strcmp(target, "other") == 0) {
-			/* conf/other itself: the empty stand-in stays (it is
-			 * never unlinked, see prepare_walk) */
-			(void)placeholder(w, p->gpath);
-			break;
-		}
-#endif
 		if (!on_chain(w, gen_find(p->gpath))) {
 			gen_drop(p->gpath);
 			unlink(p->gpath);
@@ -478,7 +484,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 			  strerror(errno));
 		goto out;
 	}
-	rc = pwrap_rewrite_service(in, len, shown, &ops, &out, &out_len);
+	rc = REWRITE(in, len, shown, &ops, &out, &out_len);
 	/* the include targets the callbacks collected are ours now */
 	incs = w->incs;
 	n_incs = w->n_incs;
@@ -490,7 +496,8 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		rc = -1;
 		goto out;
 	}
-	if (w->top && out_len > 0 && out[out_len - 1] == '\\') {
+	if (w->top && !INCLUDE_BY_NAME && out_len > 0 &&
+	    out[out_len - 1] == '\\') {
 		/* libpam gives up on the service (pam_start: PAM_ABORT), and
 		 * leaks doing so; included files and "other" stay broken in
 		 * the copy, where libpam fails them as it would the original */
@@ -644,9 +651,12 @@ static int placeholder(const struct walk *w, const char *gpath)
 
 /*
  * Brings conf/<name> up to date; returns 1 if present, 0 if not, -1 error.
- * With `empty_if_missing`, a missing source gives an empty file: libpam
+ * With `empty_if_missing`, a missing source gives an empty file: Linux-PAM
  * always reads "other" too and logs an error when it is missing, and
  * replacing (not unlinking) keeps concurrent pam_start()s from seeing a gap.
+ * (OpenPAM fails pam_start when a facility the service lacks has no
+ * "other" to fall back to; with the empty one the facility fails when it
+ * is called, as with Linux-PAM: a documented difference.)
  */
 static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
 {

@@ -139,6 +139,20 @@ static void test_redirect(void **state)
 	assert_int_equal(txn("permit", 'm'), PAM_SUCCESS);
 	assert_int_equal(txn("deny", 'a'), PAM_AUTH_ERR);
 	assert_int_equal(txn("deny", 'm'), PAM_AUTH_ERR);
+#if defined(PWRAP_OPENPAM)
+	/* read as OpenPAM reads it: a continuation joins words, a '#' that
+	 * starts a word ends the line (no continuation after it), and a file
+	 * may end in a continuation */
+	(void)err;
+	(void)rc;
+	tu_write_text(*state, "cont", "auth required \\\n  pam_permit.so\n"
+		      "account required pam_permit.so \\\n");
+	assert_int_equal(txn("cont", 'a'), PAM_SUCCESS);
+	assert_int_equal(txn("cont", 'm'), PAM_SUCCESS);
+	tu_write_text(*state, "cont", "auth required \\\n# c\n\n"
+		      "  pam_permit.so\n");
+	assert_int_equal(txn("cont", 'a'), 1000 + PAM_SYSTEM_ERR);
+#else
 	/* read as libpam reads it: a comment line inside a continued line is
 	 * skipped; a file that ends in a continuation is refused */
 	tu_write_text(*state, "cont", "auth required \\\n# c\n\n"
@@ -151,6 +165,7 @@ static void test_redirect(void **state)
 	assert_int_equal(rc, 1000 + PAM_ABORT);
 	assert_non_null(strstr(err, "ends in a continued line"));
 	free(err);
+#endif
 #if defined(PWRAP_OPENPAM)
 	/* OpenPAM keeps the name's case: no file "PERMIT", no "other" */
 	assert_int_equal(txn("PERMIT", 'a'), 1000 + PAM_ABORT);
@@ -382,8 +397,14 @@ static void test_include_read_for_one_stack(void **state)
 	assert_int_equal(txn("typed", 'm'), 1000 + PAM_ABORT);
 	err = tu_stderr_end();
 	where = tu_path(*state, "acct-only:1:");
+#if defined(PWRAP_OPENPAM)
+	/* (OpenPAM refuses an include without a target itself: only the
+	 * cycle, on which it would recurse until it crashes, is ours) */
+	(void)where;
+#else
 	assert_non_null(strstr(err, where));
 	assert_non_null(strstr(err, "include without a target"));
+#endif
 	assert_non_null(strstr(err, "include cycle"));	/* line 2 */
 	free(err);
 	free(where);
@@ -392,7 +413,11 @@ static void test_include_read_for_one_stack(void **state)
 	tu_stderr_begin();
 	assert_int_equal(txn("acct-only", 'm'), 1000 + PAM_ABORT);
 	err = tu_stderr_end();
+#if defined(PWRAP_OPENPAM)
+	assert_non_null(strstr(err, "include cycle"));
+#else
 	assert_non_null(strstr(err, "include without a target"));
+#endif
 	free(err);
 
 #if !defined(PWRAP_OPENPAM)	/* (OpenPAM's targets stay names) */
@@ -433,7 +458,7 @@ static void test_include_missing(void **state)
 
 /* Include targets (by name, in the service directory) that are not
  * regular files, answered as libpam answers them: a directory is read as
- * empty; a FIFO, on which libpam would block in pam_start, is refused; a
+ * empty (OpenPAM: fails as a missing one); a FIFO, on which libpam would block in pam_start, is refused; a
  * file libpam cannot read fails the line's stack as a missing one does
  * (as root it is read). */
 static void test_include_targets_not_files(void **state)
@@ -449,7 +474,12 @@ static void test_include_targets_not_files(void **state)
 	free(tu_subdir(*state, "sub"));
 	tu_write_text(*state, "inc", "auth include sub\n"
 		      "auth required pam_permit.so\n");
+#if defined(PWRAP_OPENPAM)
+	/* OpenPAM fails reading a directory: as a missing target */
+	assert_int_equal(txn("inc", 'a'), missing);
+#else
 	assert_int_equal(txn("inc", 'a'), PAM_SUCCESS);
+#endif
 
 	path = tu_path(*state, "fifo");
 	assert_int_equal(mkfifo(path, 0644), 0);
