@@ -483,18 +483,14 @@ static const struct dcase cases[] = {
 	  "close=0 chauthtok=6 end=0" },
 	/* a substack is named after its target's last path component, and
 	 * libpam refuses the service when that name is empty (found by
-	 * fuzz_pamdiff) */
+	 * fuzz_pamdiff).  (In an included file libpam 1.5.2 then leaves a
+	 * half-made handler in the stack, with an uninitialised next
+	 * pointer: what follows depends on the allocator, a crash under
+	 * ASan; the wrapper keeps the line as written, so libpam does the
+	 * same on the copy.) */
 	{ "substack_named_empty", NULL,
 	  { F("svc", ALLP "account substack @D@/sub/\n"), DIRE("sub") },
 	  START26 },
-	{ "substack_named_empty_in_an_included_file", NULL,
-	  { F("svc", ALLP "session include @D@/inc1\n"),
-	    F("inc1", "session optional " ECHO " before\n"
-		      "session substack @D@/.hidden\n"
-		      "session optional " ECHO " after\n"),
-	    F(".hidden", "session optional " ECHO " hidden\n") },
-	  "start=0 auth=0 setcred=0 acct=0 {4:before} open=6 close=6 "
-	  "chauthtok=0 end=0" },
 	{ "at_include_a_directory", NULL,
 	  { F("svc", ALLP "@include @D@/sub\n"), DIRE("sub") }, ALL0 , 0, NULL, 0, 0,
 	  "start=0 auth=6 setcred=6 acct=0 open=0 close=0 "
