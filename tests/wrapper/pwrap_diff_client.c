@@ -42,7 +42,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
 #include <sys/mount.h>
+#endif
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -114,6 +116,16 @@ static int conv(int n, const struct pam_message **msg,
 	return PAM_SUCCESS;
 }
 
+/* Exits 3 saying why the namespace cannot be had. */
+static void __attribute__((noreturn)) no_ns(const char *what, const char *arg)
+{
+	printf("no private mount namespace: %s%s%s: %s\n", what,
+	       arg ? " " : "", arg ? arg : "", strerror(errno));
+	fflush(stdout);
+	exit(3);
+}
+
+#if defined(__linux__)
 /* Writes text to a /proc file; false when it cannot. */
 static int write_proc(const char *path, const char *text)
 {
@@ -126,15 +138,6 @@ static int write_proc(const char *path, const char *text)
 	n = write(fd, text, strlen(text));
 	close(fd);
 	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
-/* Exits 3 saying why the namespace cannot be had. */
-static void __attribute__((noreturn)) no_ns(const char *what, const char *arg)
-{
-	printf("no private mount namespace: %s%s%s: %s\n", what,
-	       arg ? " " : "", arg ? arg : "", strerror(errno));
-	fflush(stdout);
-	exit(3);
 }
 
 /* Makes place empty: a file gets /dev/null mounted over it, a directory
@@ -198,6 +201,15 @@ static void enter_ns(const char *dir)
 		make_empty(empty[i]);
 	}
 }
+#else
+static void enter_ns(const char *dir)
+{
+	(void)dir;
+	printf("no private mount namespaces on this system (Linux only)\n");
+	fflush(stdout);
+	exit(3);
+}
+#endif
 
 int main(int argc, char **argv)
 {
