@@ -14,7 +14,24 @@
  * Directory A gets the files as they are; directory B (a path of the same
  * length) gets the rewriter's output for svc and for every file it includes
  * (transitively, as the wrapper does it), with include targets "<A>/..."
- * replaced by "<B>/..." and everything else kept.  Then one child runs
+ * replaced by "<B>/..." and everything else kept.
+ *
+ * Both directories also hold the same include targets that are not plain
+ * files, made once, which an input names like its own files (the wrapper's
+ * own answers to them, an empty copy or a refusal, are test_differential's
+ * part; here they test the rewriter's lines around such targets):
+ *   @A@/dir     a directory (libpam reads it as empty)
+ *   @A@/empty   an empty file
+ *   /dev/null   (kept as written on both sides)
+ *   @A@/secret  a file of mode 0 (libpam cannot open it as nobody, so the
+ *               stack including it fails: in B too)
+ *   @A@/fifo    a FIFO without a writer: libpam blocks opening it (the
+ *               wrapper refuses such an include target at pam_start; as
+ *               a module, dlopen() blocks on both sides); a hang on both
+ *               sides of an input that names it agrees
+ *   @A@/d1      the first of a chain d1 ... d40, each "@include"-ing the
+ *               next, the last "@include @A@/inc2": inc2 read 40 levels
+ *               deep (more than the wrapper's old limit of 32)  Then one child runs
  * pam_start_confdir("svc", "alice", conv, A) and the next runs the same on B,
  * each followed by pam_authenticate, pam_setcred(PAM_ESTABLISH_CRED),
  * pam_acct_mgmt, pam_open_session, pam_close_session, pam_chauthtok(0) and
@@ -89,13 +106,14 @@ static char dir_c[PATH_MAX];	/* top/C: their rewrites for the trace */
 static char trace_file[PATH_MAX];	/* top/trace.json: C's records */
 static size_t dir_len;		/* strlen(dir_a) == strlen(dir_b) == ..._c */
 static char moddir[PATH_MAX];	/* the system's PAM module directory */
+static char fifo_path[PATH_MAX];	/* A's FIFO */
 static bool as_nobody;
 static bool verbose;		/* PWRAP_PAMDIFF_VERBOSE=1: print results */
 
 /* What happened to the inputs, printed at exit. */
 static struct {
 	unsigned long inputs, ran, refused, hung, crashed;
-	unsigned long neutralised, skip_foreign, skip_cycle;
+	unsigned long neutralised, skip_foreign, skip_cycle, fifo;
 } stats;
 
 /* The trace's code (compiled in) finds our module directory, pam_wrapper/
@@ -113,6 +131,9 @@ bool pwrap_rundir_no_space(int err)
 {
 	return err == ENOSPC || err == EDQUOT;
 }
+
+/* The chain of includes below A and B (see the top). */
+#define CHAIN 40
 
 /* ---- setup and cleanup ------------------------------------------------- */
 
@@ -133,16 +154,36 @@ static void clear_dir(const char *dir)
 	}
 }
 
+static const char *const specials[] = { "empty", "secret", "fifo" };
+
+static void clear_specials(const char *dir)
+{
+	char p[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < sizeof(specials) / sizeof(specials[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, specials[i]);
+		(void)unlink(p);
+	}
+	snprintf(p, sizeof(p), "%s/dir", dir);
+	(void)rmdir(p);
+	for (i = 1; i <= CHAIN; i++) {
+		snprintf(p, sizeof(p), "%s/d%zu", dir, i);
+		(void)unlink(p);
+	}
+}
+
 static void cleanup(void)
 {
 	if (stats.inputs > 0) {
 		fprintf(stderr, "fuzz_pamdiff: %lu inputs: %lu run (libpam hung "
-			"on %lu, crashed on %lu; the rewriter refused %lu; "
-			"module names neutralised in %lu files), skipped: %lu "
-			"for an include outside A, %lu for an include cycle\n",
-			stats.inputs, stats.ran, stats.hung, stats.crashed,
-			stats.refused, stats.neutralised, stats.skip_foreign,
-			stats.skip_cycle);
+			"on %lu, %lu of them naming the FIFO, crashed on %lu; "
+			"the rewriter refused %lu; module names neutralised in "
+			"%lu files), skipped: %lu for an include outside A, "
+			"%lu for an include cycle\n",
+			stats.inputs, stats.ran, stats.hung, stats.fifo,
+			stats.crashed, stats.refused, stats.neutralised,
+			stats.skip_foreign, stats.skip_cycle);
 		stats.inputs = 0;
 	}
 	if (top[0] == '\0') {
@@ -158,6 +199,9 @@ static void cleanup(void)
 		(void)pwrap_rmtree(t);
 	}
 	(void)unlink(trace_file);
+	clear_specials(dir_a);
+	clear_specials(dir_b);
+	clear_specials(dir_c);
 	(void)rmdir(dir_a);
 	(void)rmdir(dir_b);
 	(void)rmdir(dir_c);
@@ -182,6 +226,49 @@ static bool others_can_reach(const char *path)
 			return true;
 		}
 		*slash = '\0';
+	}
+}
+
+static void put(const char *dir, const char *name, const char *text,
+		mode_t mode)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 ||
+	    write(fd, text, strlen(text)) != (ssize_t)strlen(text) ||
+	    fchmod(fd, mode) != 0 || close(fd) != 0) {
+		die(path);
+	}
+}
+
+/* The targets that are not plain files (see the top), in dir (A or B). */
+static void make_specials(const char *dir)
+{
+	char path[PATH_MAX], text[PATH_MAX + 64];
+	unsigned i;
+
+	put(dir, "empty", "", 0644);
+	put(dir, "secret", "auth optional pam_echo.so secret\n", 0);
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	if (mkfifo(path, 0644) != 0) {
+		die(path);
+	}
+	snprintf(path, sizeof(path), "%s/dir", dir);
+	if (mkdir(path, 0755) != 0) {
+		die(path);
+	}
+	for (i = 1; i <= CHAIN; i++) {
+		snprintf(path, sizeof(path), "d%u", i);
+		if (i < CHAIN) {
+			snprintf(text, sizeof(text), "@include %s/d%u\n", dir,
+				 i + 1);
+		} else {
+			snprintf(text, sizeof(text), "@include %s/inc2\n", dir);
+		}
+		put(dir, path, text, 0644);
 	}
 }
 
@@ -232,6 +319,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	}
 	snprintf(slash, sizeof(moddir) - (size_t)(slash - moddir), "/security");
+	make_specials(dir_a);
+	make_specials(dir_b);
+	make_specials(dir_c);
+	snprintf(fifo_path, sizeof(fifo_path), "%s/fifo", dir_a);
 	return 0;
 }
 
@@ -352,6 +443,9 @@ static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
 	(void)stack;
 	(void)src;
 	(void)line;
+	if (strcmp(target, "/dev/null") == 0) {
+		return NULL;	/* read as empty on both sides */
+	}
 	if (strncmp(target, dir_a, dir_len) != 0 ||
 	    (target[dir_len] != '/' && target[dir_len] != '\0') ||
 	    strstr(target, "/..") != NULL) {
@@ -386,11 +480,12 @@ static int cb_bad_include(void *ctx, enum pwrap_stack stack,
 	return why == PWRAP_INCLUDE_NO_TARGET ? 0 : -1;
 }
 
-static char *cb_module(void *ctx, const char *module, const char *src,
-		       unsigned line)
+static char *cb_module(void *ctx, const char *module, bool quiet,
+		       const char *src, unsigned line)
 {
 	(void)ctx;
 	(void)module;
+	(void)quiet;
 	(void)src;
 	(void)line;
 	return NULL;	/* keep */
@@ -404,12 +499,19 @@ static char *cb_trace(void *ctx, const struct pwrap_module_line *ml)
 	return pwrap_trace_line(dir_c, rw->gpath, ml);
 }
 
-/* Which of our files (index) the A-side path names, or -1. */
+/* Which of our files (index) the A-side path names, or -1; a file of
+ * the chain leads to inc2. */
 static int file_of(const char *path, const struct stat *ours)
 {
 	struct stat st;
+	char *end = NULL;
 	int i;
 
+	if (strncmp(path + dir_len, "/d", 2) == 0 &&
+	    strtoul(path + dir_len + 2, &end, 10) >= 1 && end != NULL &&
+	    *end == '\0' && stat(path, &st) == 0) {
+		return ours[2].st_ino != 0 ? 2 : -1;
+	}
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
 		return -1;
 	}
@@ -431,6 +533,8 @@ struct side {
 	size_t out_c_len[NFILES];
 	int refused;		/* index of a refused file, or -1 */
 	int refused_errno;
+	bool fifo;		/* a file names the FIFO (as an include target,
+				 * or as a module libpam dlopen()s) */
 };
 
 /* Whether a cycle of includes is reachable from file f (depth-first). */
@@ -946,7 +1050,7 @@ static const char *compare_once(const struct side *s, char **ra, char **rb,
 		}
 		return NULL;
 	}
-	if (strcmp(*ra, "hang") == 0) {
+	if (strcmp(*ra, "hang") == 0 && !(s->fifo && strcmp(*rb, "hang") == 0)) {
 		return "libpam hangs on the original, the rewriter did not "
 		       "refuse it";
 	}
@@ -993,6 +1097,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		s.in[f] = expand(data + start, end - start);
 		s.present[f] = true;
+		s.fifo |= memmem(s.in[f].p, s.in[f].len, fifo_path,
+				 strlen(fifo_path)) != NULL;
 		if (neutralise_modules(&s.in[f])) {
 			stats.neutralised++;
 		}
@@ -1029,6 +1135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	stats.ran++;
 	stats.refused += s.refused >= 0;
 	stats.hung += strcmp(ra, "hang") == 0;
+	stats.fifo += strcmp(ra, "hang") == 0 && s.fifo;
 	stats.crashed += strncmp(ra, "signal:", 7) == 0;
 	if (verbose) {
 		fprintf(stderr, "fuzz_pamdiff: A: %s\nfuzz_pamdiff: B: %s\n"

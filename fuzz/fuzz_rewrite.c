@@ -76,12 +76,13 @@ static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
 	return r;
 }
 
-static char *cb_module(void *ctx, const char *module, const char *src,
-		       unsigned line)
+static char *cb_module(void *ctx, const char *module, bool quiet,
+		       const char *src, unsigned line)
 {
 	char *r = NULL;
 
 	(void)ctx;
+	(void)quiet;
 	(void)src;
 	(void)line;
 	check_token(module);

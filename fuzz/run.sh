@@ -10,6 +10,8 @@
 #                                   0 only replays the seed corpus
 # Environment: PWRAP_FUZZ_BUILD_DIR  build dir (default <repo>/build-fuzz)
 #              PWRAP_FUZZ_TARGETS    targets to run (default: all four)
+#              PWRAP_FUZZ_PAM_PREFIX a PAM installed there for fuzz_pamdiff
+#                                    (default: the system's)
 #              CC                    clang to use (default: clang)
 # Exit status: 0 clean, 1 a target failed, 77 clang/libFuzzer unavailable.
 set -euo pipefail
@@ -28,7 +30,9 @@ if ! command -v "$cc" >/dev/null 2>&1 ||
   exit 77
 fi
 
-CC=$cc cmake -S "$here/fuzz" -B "$build" -DCMAKE_C_COMPILER="$cc" >/dev/null
+# PWRAP_FUZZ_PAM_PREFIX: fuzz_pamdiff runs the libpam installed there
+CC=$cc cmake -S "$here/fuzz" -B "$build" -DCMAKE_C_COMPILER="$cc" \
+  -DPWRAP_PAM_PREFIX="${PWRAP_FUZZ_PAM_PREFIX:-}" >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null
 
 # Scratch files (fuzz_passdb rewrites a passdb per input, with fsync) go to
@@ -52,6 +56,10 @@ for t in $targets; do
   case $t in
     fuzz_pamdiff) extra=(-dict="$here/fuzz/pamdiff.dict");;
   esac
+  if [ ! -x "$build/$t" ]; then
+    echo "== $t: skipped: not built (fuzz_pamdiff needs a libpam with pam_start_confdir)"
+    continue
+  fi
   echo "== $t (${secs}s)"
   # Private TMPDIR: whatever a target writes is removed with it.
   if TMPDIR=$scratch PWRAP_FUZZ_TMPDIR=$scratch \

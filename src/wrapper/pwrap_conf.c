@@ -316,6 +316,24 @@ enum pwrap_stack pwrap_stack_included(enum pwrap_stack line,
 	return line;
 }
 
+/*
+ * libpam names a substack after its target (the last path component
+ * without its last ".suffix", extract_modulename()) and fails the line
+ * when that name is empty or "?", before it opens the target: such a
+ * target stays as written (a rewritten one always has a name).
+ */
+static bool substack_name_refused(const char *target)
+{
+	const char *base = strrchr(target, '/');
+	const char *dot;
+	size_t n;
+
+	base = base != NULL ? base + 1 : target;
+	dot = strrchr(base, '.');
+	n = dot != NULL ? (size_t)(dot - base) : strlen(base);
+	return n == 0 || (n == 1 && base[0] == '?');
+}
+
 /* The token's text as libpam passes it on (malloc'd), or NULL. */
 static char *tok_text(const char *l, const struct tok *t)
 {
@@ -471,6 +489,7 @@ static int rewrite_line(struct sbuf *out, const char *l, const char *src,
 	struct tok t1, t2, t3;
 	const struct tok *target = NULL;
 	bool include = false;
+	bool substack = false;
 	char *text = NULL;
 	char *rep = NULL;
 	struct sbuf nl = { 0 };
@@ -488,8 +507,8 @@ static int rewrite_line(struct sbuf *out, const char *l, const char *src,
 	} else if (tok_next(l, t1.next, &t2) &&
 		   tok_next(l, t2.next, &t3)) {
 		target = &t3;
-		include = tok_is(l, &t2, "include") ||
-			  tok_is(l, &t2, "substack");
+		substack = tok_is(l, &t2, "substack");
+		include = substack || tok_is(l, &t2, "include");
 	}
 	if (target == NULL) {
 		if ((is_at_include(l, &t1) ||
@@ -518,11 +537,17 @@ static int rewrite_line(struct sbuf *out, const char *l, const char *src,
 		goto out;
 	}
 	/* a callback left NULL keeps its tokens as written */
-	if (include && ops->include_target != NULL) {
+	if (include && substack && substack_name_refused(text)) {
+		rep = NULL;	/* libpam refuses the line as it is */
+	} else if (include && ops->include_target != NULL) {
 		rep = ops->include_target(ops->ctx, text, line_stack(l, &t1),
 					  src, line);
 	} else if (!include && ops->module_path != NULL) {
-		rep = ops->module_path(ops->ctx, text, src, line);
+		char first[PAM_LINE_BUF];
+
+		tok_word(l, &t1, first);
+		rep = ops->module_path(ops->ctx, text, first[0] == '-', src,
+				       line);
 	}
 	if (rep == NULL) {
 		emit(out, l, len);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Binding the real libpam: the functions our exported ones forward to, and
- * where modules are found (a bare name: the system's module directory,
- * else ours).  libpam_wrapper.so does not link libpam (that
+ * where modules named bare are found: the loaded libpam's own modules
+ * (bare when libpam itself finds that file, else by absolute path), then
+ * libpam's search path, then ours; a name found nowhere is reported with
+ * the directories searched.  libpam_wrapper.so does not link libpam (that
  * would load it into every wrapped process, PAM user or not); it looks the
  * functions up in the libpam.so.0 the program loaded, once, at first use.
  */
@@ -86,6 +88,10 @@ static void real_load(void)
 	*(void **)&real.pam_get_item = dlsym(h, "pam_get_item");
 	*(void **)&real.pam_vsyslog = dlsym(h, "pam_vsyslog");
 	*(void **)&real.openpam_set_feature = dlsym(h, "openpam_set_feature");
+#if defined(PWRAP_OPENPAM)
+	/* OpenPAM's compiled-in module search path (exported data) */
+	real.openpam_module_path = dlsym(h, "openpam_module_path");
+#endif
 	if (real.pam_start != NULL &&
 	    dladdr(*(void **)&real.pam_start, &info) != 0) {
 		__atomic_store_n(&libpam_base, info.dli_fbase,
@@ -119,7 +125,8 @@ bool pwrap_libpam_loaded(void)
 	return dl_iterate_phdr(find_libpam, NULL) != 0;
 }
 
-/* <directory of the object that defines sym>/sub, malloc'd, or NULL. */
+/* <directory of the object that defines sym>/sub (sub NULL: the
+ * directory), malloc'd, or NULL. */
 static char *dir_of(const void *sym, const char *sub)
 {
 	Dl_info info;
@@ -132,30 +139,69 @@ static char *dir_of(const void *sym, const char *sub)
 	self = realpath(info.dli_fname, NULL);
 	if (self != NULL && (slash = strrchr(self, '/')) != NULL) {
 		*slash = '\0';
-		dir = pwrap_join(self, sub);
+		dir = sub != NULL ? pwrap_join(self, sub) : strdup(self);
 	}
 	free(self);
 	return dir;
 }
 
 /* Computed once and kept for the life of the process. */
-static char *moddir;
-static char *sysmoddir;
+static char *moddir;		/* ours */
+static char *sysmoddir;		/* the loaded libpam's modules */
 static pthread_once_t dirs_once = PTHREAD_ONCE_INIT;
+#if defined(PWRAP_OPENPAM)
+/* The version suffix OpenPAM tries on module file names (its LIB_MAJ, the
+ * major of its own SONAME: "2" for libpam.so.2, "6" on FreeBSD), or "" */
+static char libpam_major[16];
+
+/* "N" from a path whose name starts "libpam.so.N". */
+static void major_of(const char *path)
+{
+	const char *name = path != NULL ? strrchr(path, '/') : NULL;
+	size_t n;
+
+	name = name != NULL ? name + 1 : path;
+	if (name == NULL || strncmp(name, "libpam.so.", 10) != 0) {
+		return;
+	}
+	n = strspn(name + 10, "0123456789");
+	if (n > 0 && n < sizeof(libpam_major)) {
+		memcpy(libpam_major, name + 10, n);
+		libpam_major[n] = '\0';
+	}
+}
+#endif
 
 static void dirs_load(void)
 {
+	const void *pam = (const void *)pwrap_real()->pam_start;
+
 	moddir = dir_of((const void *)pwrap_enabled, "pam_wrapper");
 #if defined(PWRAP_OPENPAM)
-	/* OpenPAM: openpam/ next to libpam when there (a build with
-	 * --with-modules-dir), else libpam's own directory (FreeBSD) */
-	sysmoddir = dir_of((const void *)pwrap_real()->pam_start, "openpam");
+	/* OpenPAM installs its modules into openpam/ next to libpam (built
+	 * with --with-modules-dir), else next to libpam itself (a default
+	 * build; FreeBSD's /usr/lib) */
+	sysmoddir = dir_of(pam, "openpam");
 	if (sysmoddir != NULL && access(sysmoddir, X_OK) != 0) {
 		free(sysmoddir);
-		sysmoddir = dir_of((const void *)pwrap_real()->pam_start, ".");
+		sysmoddir = dir_of(pam, NULL);
+	}
+	{
+		Dl_info info;
+
+		if (pam != NULL && dladdr(pam, &info) != 0) {
+			major_of(info.dli_fname);
+			if (libpam_major[0] == '\0') {
+				char *real_path = realpath(info.dli_fname,
+							   NULL);
+
+				major_of(real_path);
+				free(real_path);
+			}
+		}
 	}
 #else
-	sysmoddir = dir_of((const void *)pwrap_real()->pam_start, "security");
+	sysmoddir = dir_of(pam, "security");
 #endif
 }
 
@@ -203,30 +249,182 @@ static char *module_link(const char *conf, const char *target,
 	return strdup(link);
 }
 
-char *pwrap_module_path(const char *conf, const char *module, const char *src,
-			unsigned line)
+/* The absolute path a module token becomes (malloc'd), or NULL: through
+ * a link when libpam would not take the path as one word (Linux-PAM splits
+ * at blanks and cuts at '#'; OpenPAM takes only letters, digits, '.', '_',
+ * '-' and '/' in a module name). */
+static char *module_abs(const char *conf, const char *path,
+			const char *module)
 {
+#if defined(PWRAP_OPENPAM)
+	bool plain = strspn(path, "abcdefghijklmnopqrstuvwxyz"
+				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/") ==
+		     strlen(path);
+#else
+	bool plain = strpbrk(path, " \t\n#") == NULL;
+#endif
+
+	return plain ? strdup(path) : module_link(conf, path, module);
+}
+
+/*
+ * The file names libpam tries for a bare module name, in its order: the
+ * name itself for Linux-PAM; for OpenPAM (openpam_dynamic()) a name ending
+ * in a version number as it is, else "<name>.<major>" then "<name>" when
+ * it ends in ".so", else "<name>.so.<major>" then "<name>.so".  Returns
+ * how many (1 or 2) of names[] it filled.
+ */
+static size_t module_names(const char *module, char names[2][NAME_MAX + 1])
+{
+#if defined(PWRAP_OPENPAM)
+	size_t len = strlen(module);
+	size_t digits = 0;
+	const char *so = "";
+	size_t n = 0;
+
+	while (digits < len && module[len - 1 - digits] >= '0' &&
+	       module[len - 1 - digits] <= '9') {
+		digits++;
+	}
+	if (digits == 0 || digits == len || module[len - 1 - digits] != '.') {
+		if (len < 3 || strcmp(module + len - 3, ".so") != 0) {
+			so = ".so";
+		}
+		if (libpam_major[0] != '\0' &&
+		    snprintf(names[n], NAME_MAX + 1, "%s%s.%s", module, so,
+			     libpam_major) <= NAME_MAX) {
+			n++;
+		}
+	}
+	if (snprintf(names[n], NAME_MAX + 1, "%s%s", module, so) <= NAME_MAX) {
+		n++;
+	}
+	return n;
+#else
+	return snprintf(names[0], NAME_MAX + 1, "%s", module) <= NAME_MAX;
+#endif
+}
+
+/* The first file of module's names in dir: true with its path in out;
+ * else false and *why says why the last one failed (ENOENT: none is there,
+ * ENOTDIR/ENOENT of the directory itself included). */
+static bool find_in(const char *dir, const char *module, pwrap_path out,
+		    int *why)
+{
+	char names[2][NAME_MAX + 1];
+	size_t n = module_names(module, names);
+
+	*why = n == 0 ? ENAMETOOLONG : ENOENT;
+	for (size_t i = 0; i < n; i++) {
+		if (!pwrap_pjoin(out, dir, names[i])) {
+			*why = ENAMETOOLONG;
+		} else if (access(out, F_OK) == 0) {
+			return true;
+		} else {
+			*why = errno;
+		}
+	}
+	return false;
+}
+
+/* The directories libpam itself searches for a bare name, in its order:
+ * OpenPAM's compiled-in openpam_module_path (when the library exports it),
+ * Linux-PAM's <libdir>/security (its DEFAULT_MODULE_PATH in the builds we
+ * know; the library does not export it). */
+static const char *const *libpam_path(const char *sys, const char *one[2])
+{
+#if defined(PWRAP_OPENPAM)
+	const char *const *v = pwrap_real()->openpam_module_path;
+
+	if (v != NULL) {
+		return v;
+	}
+#endif
+	one[0] = sys;
+	one[1] = NULL;
+	return one;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Appends "DIR (what it is[: why])" to the list of directories searched
+ * in msg; why is left out when it is a plain "not there". */
+static void add_searched(char *msg, size_t cap, const char *dir,
+			 const char *what, int why)
+{
+	size_t used = strlen(msg);
+
+	if (used + 1 >= cap) {
+		return;
+	}
+	snprintf(msg + used, cap - used, "%s%s (%s%s%s)", used ? ", " : "",
+		 dir, what, why == ENOENT ? "" : ": ",
+		 why == ENOENT ? "" : strerror(why));
+}
+
+char *pwrap_module_path(const char *conf, const char *module, bool quiet,
+			const char *src, unsigned line)
+{
+	const char *one[2];
+	const char *const *path;
 	const char *ours, *sys;
-	pwrap_path p;
+	char searched[1024] = "";
+	char names[2][NAME_MAX + 1];
+	pwrap_path p, q;
+	size_t i, n;
+	int why;
 
 	if (strchr(module, '/') != NULL) {
 		return NULL;	/* a path: nothing to resolve (or to look up) */
 	}
 	ours = pwrap_moddir();
 	sys = pwrap_sysmoddir();
-	if (ours == NULL) {
-		return NULL;
+	path = libpam_path(sys, one);
+	/* the loaded libpam's own module: bare when libpam finds that very
+	 * file by the name, else by its path (OpenPAM built into a prefix
+	 * searches only its compiled-in path, /usr/lib:/usr/local/lib) */
+	if (sys != NULL && find_in(sys, module, p, &why)) {
+		for (i = 0; path[i] != NULL; i++) {
+			if (find_in(path[i], module, q, &why)) {
+				return same_file(p, q)
+					       ? NULL
+					       : module_abs(conf, p, module);
+			}
+		}
+		return module_abs(conf, p, module);
 	}
-	if (sys != NULL && pwrap_pjoin(p, sys, module) &&
-	    access(p, F_OK) == 0) {
-		return NULL;	/* the system has it: libpam finds it */
+	if (sys != NULL) {
+		add_searched(searched, sizeof(searched), sys,
+			     "the loaded libpam's modules", why);
 	}
-	if (pwrap_pjoin(p, ours, module) && access(p, F_OK) == 0) {
-		return strpbrk(p, " \t\n#") == NULL ? strdup(p)
-						     : module_link(conf, p, module);
+	for (i = 0; path[i] != NULL; i++) {
+		if (path[i] == sys) {
+			continue;
+		}
+		if (find_in(path[i], module, q, &why)) {
+			return NULL;	/* libpam finds it by the name */
+		}
+		add_searched(searched, sizeof(searched), path[i],
+			     "libpam's search path", why);
 	}
-	PWRAP_LOG(PWRAP_LOG_WARN, "%s:%u: module %s is neither in %s nor in %s",
-		  src, line, module, sys ? sys : "?", ours);
+	if (ours != NULL) {
+		if (find_in(ours, module, p, &why)) {
+			return module_abs(conf, p, module);
+		}
+		add_searched(searched, sizeof(searched), ours,
+			     "pam_wrapper's modules", why);
+	}
+	n = module_names(module, names);
+	PWRAP_LOG(quiet ? PWRAP_LOG_WARN : PWRAP_LOG_ERROR,
+		  "%s:%u: module %s not found: looked for %s%s%s in %s; "
+		  "libpam cannot load it", src, line, module,
+		  n > 0 ? names[0] : module, n > 1 ? " and " : "",
+		  n > 1 ? names[1] : "", searched);
 	return NULL;
 }
-

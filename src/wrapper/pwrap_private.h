@@ -114,7 +114,9 @@ struct pwrap_rewrite_ops {
 	char *(*include_target)(void *ctx, const char *target,
 				enum pwrap_stack stack, const char *src_name,
 				unsigned line);
-	char *(*module_path)(void *ctx, const char *module,
+	/* quiet: the line's type starts with '-' (libpam logs nothing
+	 * when the module is missing) */
+	char *(*module_path)(void *ctx, const char *module, bool quiet,
 			     const char *src_name, unsigned line);
 	void *ctx;
 	int (*bad_include)(void *ctx, enum pwrap_stack stack,
@@ -133,6 +135,14 @@ PWRAP_HIDDEN int pwrap_rewrite_service(const char *in, size_t len,
 				       const char *src_name,
 				       const struct pwrap_rewrite_ops *ops,
 				       char **out, size_t *out_len);
+/* The same for OpenPAM's syntax (pwrap_conf_openpam.c), which the walk
+ * uses in an OpenPAM build: the copy is the file
+ * byte for byte but for module names the callback replaces; include
+ * targets (service names) stay, the callback only hears of them. */
+PWRAP_HIDDEN int pwrap_rewrite_openpam(const char *in, size_t len,
+				       const char *src_name,
+				       const struct pwrap_rewrite_ops *ops,
+				       char **out, size_t *out_len);
 
 /* ---- binding the real libpam (pwrap_libpam.c) -------------------------- */
 
@@ -148,6 +158,7 @@ struct pwrap_real {
 	void (*pam_vsyslog)(const void *, int, const char *, va_list);
 	int (*audit_open)(void);
 	int (*openpam_set_feature)(int, int);	/* OpenPAM only */
+	const char *const *openpam_module_path;	/* OpenPAM only, or NULL */
 };
 PWRAP_HIDDEN const struct pwrap_real *pwrap_real(void);
 /* Any other function of that libpam (dlsym), or NULL. */
@@ -174,19 +185,23 @@ PWRAP_HIDDEN unsigned long pwrap_legacy_seen(void);
 PWRAP_HIDDEN bool pwrap_libpam_loaded(void);
 
 /* Where modules named without a '/' are looked for: ours
- * (<dir of libpam_wrapper.so>/pam_wrapper) and the system's (<dir of
- * libpam.so.0>/security).  NULL when unknown.  Computed once. */
+ * (<dir of libpam_wrapper.so>/pam_wrapper) and the loaded libpam's (<dir of
+ * libpam>/security; OpenPAM: <dir of libpam>/openpam, else its directory).
+ * NULL when unknown.  Computed once. */
 PWRAP_HIDDEN const char *pwrap_moddir(void);
 PWRAP_HIDDEN const char *pwrap_sysmoddir(void);
 
 /*
  * What a module token of a service file becomes: NULL to keep it (a path,
- * a module the system has, or one found nowhere: logged with src:line),
- * else the malloc'd absolute path of our module; a path libpam would split
- * goes through a link in conf/.m/.
+ * a module libpam itself finds by the name, or one found nowhere: logged
+ * with src:line and the directories searched, as an error unless `quiet`),
+ * else the malloc'd absolute path of the module (one of ours, or the
+ * loaded libpam's own module where libpam would not find it by the name);
+ * a path libpam would split goes through a link in conf/.m/.
  */
 PWRAP_HIDDEN char *pwrap_module_path(const char *conf, const char *module,
-				     const char *src, unsigned line);
+				     bool quiet, const char *src,
+				     unsigned line);
 
 /* ---- small file helpers (pwrap_file.c) ---------------------------------- */
 

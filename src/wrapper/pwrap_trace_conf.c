@@ -468,7 +468,9 @@ static char *openpam_find(const char *module)
  * left as written (see the top). */
 static char *resolve(const char *conf, const struct pwrap_module_line *ml)
 {
-	char *ours = pwrap_module_path(conf, ml->module, ml->src, ml->line);
+	/* a "-type" line: libpam says nothing when its module is missing */
+	char *ours = pwrap_module_path(conf, ml->module, ml->type[0] == '-',
+				       ml->src, ml->line);
 
 	if (ours != NULL) {
 		return ours;

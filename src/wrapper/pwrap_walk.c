@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <security/pam_appl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,16 @@
 #include "pwrap_private.h"
 #include "pwrap_trace.h"
 
-#define PWRAP_MAX_INCLUDE_DEPTH 32
+/*
+ * How deep includes may nest.  libpam has no limit of its own: it recurses,
+ * with a 1 KiB line buffer and an open FILE per level (Linux-PAM 1.5.2
+ * crashes at about 5340 levels on the default 8 MiB stack; with fewer
+ * descriptors than levels its innermost include fails).  Deeper than this
+ * it needs more than 8 MiB of stack, so the wrapper refuses the file
+ * rather than let libpam crash; the walk below keeps its paths on the heap
+ * and needs far less stack per level than libpam.
+ */
+#define PWRAP_MAX_INCLUDE_DEPTH 8192
 
 /* An include line: its target as written (NULL: it has none), the stack it
  * belongs to, and whether it cannot work (then the line is refused where
@@ -55,6 +65,11 @@ struct pwrap_gen {
 	struct pwrap_sig sig;	/* source signature then */
 	struct pwrap_inc *incs;	/* its include lines */
 	size_t n_incs;
+	/* in walk number `walk`: the stacks (a bit per enum pwrap_stack) it
+	 * was brought up to date for, and those it is being read for on the
+	 * current include chain */
+	unsigned long walk;
+	unsigned seen, open;
 	bool traced;		/* module lines name the trace's stand-in */
 };
 
@@ -85,14 +100,9 @@ static void gens_free(void)
 struct walk {
 	const struct pwrap_source *src;
 	const char *conf;		/* the runtime directory's conf/ */
-	/* A file as libpam reads it: for one stack, or for all (ANY). */
-	struct read {
-		struct pwrap_gen *g;
-		enum pwrap_stack asked;
-	} seen[64];		/* brought up to date, includes followed */
-	size_t n_seen;
-	struct read stack[PWRAP_MAX_INCLUDE_DEPTH];	/* include chain */
-	size_t depth;
+	unsigned long id;		/* this walk's number (pwrap_gen.walk) */
+	struct pwrap_gen **chain;	/* the include chain (malloc'd) */
+	size_t depth, cap;
 	struct pwrap_inc *incs;	/* include lines of the file being rewritten */
 	size_t n_incs;
 	bool failed;
@@ -103,32 +113,112 @@ struct walk {
 	const char *gpath;	/* the file being rewritten */
 };
 
-/* Source of an include target: absolute as written, relative inside the
- * runtime/service dirs (never /etc/pam.d). */
-static bool include_source(struct walk *w, const char *target, pwrap_path out,
-			   pwrap_path shown, struct pwrap_sig *sig)
-{
-	bool found;
+#if defined(PWRAP_OPENPAM)
+#define INCLUDE_BY_NAME true
+#define REWRITE pwrap_rewrite_openpam	/* OpenPAM reads words */
+#else
+#define INCLUDE_BY_NAME false
+#define REWRITE pwrap_rewrite_service
+#endif
 
+/*
+ * What libpam finds when it opens an include target: a file to read; one it
+ * reads as empty (a directory, where fgets fails at once, or /dev/null);
+ * none (missing, unreadable, a socket: the line's stack fails); or one on
+ * which it blocks or reads without end (a FIFO, a terminal, any other
+ * device), which the wrapper refuses.
+ */
+enum target_kind { TARGET_FILE, TARGET_EMPTY, TARGET_NONE, TARGET_BLOCKS };
+
+/* The kind of the file at path (*why: the cause of TARGET_NONE). */
+static enum target_kind kind_of(const char *path, int *why)
+{
+	struct stat st, null;
+	int fd;
+
+	if (stat(path, &st) != 0) {
+		*why = errno;
+		return TARGET_NONE;
+	}
+	if (S_ISCHR(st.st_mode) && stat("/dev/null", &null) == 0 &&
+	    S_ISCHR(null.st_mode) && st.st_rdev == null.st_rdev) {
+		return TARGET_EMPTY;
+	}
+	if (S_ISSOCK(st.st_mode)) {
+		*why = ENXIO;
+		return TARGET_NONE;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		return TARGET_BLOCKS;
+	}
+	/* what libpam's fopen(path, "r") would say */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		*why = errno;
+		return TARGET_NONE;
+	}
+	close(fd);
+	if (S_ISDIR(st.st_mode) && INCLUDE_BY_NAME) {
+		*why = EISDIR;	/* OpenPAM fails reading it, as a missing one */
+		return TARGET_NONE;
+	}
+	return S_ISDIR(st.st_mode) ? TARGET_EMPTY : TARGET_FILE;
+}
+
+/* Source of an include target: absolute as written, relative inside the
+ * runtime/service dirs (never /etc/pam.d).  A file to read (TARGET_FILE)
+ * comes with its path, the path shown in messages and its signature. */
+static enum target_kind include_source(struct walk *w, const char *target,
+				       pwrap_path out, pwrap_path shown,
+				       struct pwrap_sig *sig, int *why)
+{
+	enum target_kind kind = TARGET_NONE;
+
+	*why = ENOENT;
 	if (pwrap_name_is_plain(target)) {
+		pwrap_path mine;
+
+		/* the service directory's entry, unless the test wrote its
+		 * own into services/: a directory, a FIFO, a file libpam
+		 * could not read are not copied */
+		if ((w->src->only == NULL || strcmp(w->src->only, target) == 0) &&
+		    pwrap_pjoin(out, w->src->dir, target) &&
+		    pwrap_pjoin(mine, pwrap_rundir()->svc, target) &&
+		    access(mine, F_OK) != 0) {
+			kind = kind_of(out, why);
+			if (kind == TARGET_EMPTY || kind == TARGET_BLOCKS ||
+			    (kind == TARGET_NONE && *why != ENOENT)) {
+				memcpy(shown, out, sizeof(pwrap_path));
+				return kind;
+			}
+		}
+		*why = ENOENT;
 		return pwrap_services_source(w->src, target, out, shown, sig,
-					      &w->suspect, &w->failed);
+					     &w->suspect, &w->failed)
+			       ? TARGET_FILE
+			       : TARGET_NONE;
 	}
 	if (target[0] == '/') {
-		found = snprintf(out, sizeof(pwrap_path), "%s", target) <
-				(int)sizeof(pwrap_path) &&
-			pwrap_sig_of(out, sig);
+		if (snprintf(out, sizeof(pwrap_path), "%s", target) <
+		    (int)sizeof(pwrap_path)) {
+			kind = kind_of(out, why);
+		}
 	} else {
-		found = (pwrap_pjoin(out, pwrap_rundir()->svc, target) &&
-			 pwrap_sig_of(out, sig)) ||
-			(w->src->only == NULL &&
-			 pwrap_pjoin(out, w->src->dir, target) &&
-			 pwrap_sig_of(out, sig));
+		if (pwrap_pjoin(out, pwrap_rundir()->svc, target)) {
+			kind = kind_of(out, why);
+		}
+		if (kind == TARGET_NONE && *why == ENOENT &&
+		    w->src->only == NULL &&
+		    pwrap_pjoin(out, w->src->dir, target)) {
+			kind = kind_of(out, why);
+		}
 	}
-	if (found) {
-		memcpy(shown, out, sizeof(pwrap_path));
+	memcpy(shown, out, sizeof(pwrap_path));
+	if (kind == TARGET_FILE && !pwrap_sig_of(out, sig)) {
+		*why = errno;
+		return TARGET_NONE;	/* gone since */
 	}
-	return found;
+	return kind;
 }
 
 /*
@@ -139,12 +229,6 @@ static bool include_source(struct walk *w, const char *target, pwrap_path out,
  * other target itself: there the copy is conf/<target>, only a plain name
  * is one, and the target stays as written.
  */
-#if defined(PWRAP_OPENPAM)
-#define INCLUDE_BY_NAME true
-#else
-#define INCLUDE_BY_NAME false
-#endif
-
 static bool include_gpath(const struct walk *w, const char *target,
 			  pwrap_path out)
 {
@@ -245,12 +329,12 @@ static int cb_bad_include(void *ctx, enum pwrap_stack stack,
 	return 0;
 }
 
-static char *cb_module(void *ctx, const char *module, const char *src,
-		       unsigned line)
+static char *cb_module(void *ctx, const char *module, bool quiet,
+		       const char *src, unsigned line)
 {
 	const struct walk *w = ctx;
 
-	return pwrap_module_path(w->conf, module, src, line);
+	return pwrap_module_path(w->conf, module, quiet, src, line);
 }
 
 static char *cb_trace(void *ctx, const struct pwrap_module_line *ml)
@@ -286,40 +370,86 @@ static struct pwrap_gen *gen_new(const char *gpath)
 static int walk_file(struct walk *w, const char *gpath, const char *src,
 		     const char *shown, const struct pwrap_sig *sig,
 		     enum pwrap_stack asked);
-static int placeholder(const char *gpath);
+static int placeholder(const struct walk *w, const char *gpath);
 
-/* Brings conf/.inc/<target> up to date (recursively), as read for asked. */
+/* Whether g is on the current include chain (then never dropped). */
+static bool on_chain(const struct walk *w, const struct pwrap_gen *g)
+{
+	return g != NULL && g->walk == w->id && g->open != 0;
+}
+
+/* Brings conf/.inc/<target> up to date (recursively), as read for asked.
+ * The paths live on the heap: a deep chain of includes must cost the
+ * application's stack much less than it costs libpam's. */
 static void walk_include(struct walk *w, const char *target,
 			 enum pwrap_stack asked, const char *from)
 {
+	struct paths {
+		pwrap_path gpath, src, shown;
+	} *p = malloc(sizeof(*p));
 	struct pwrap_sig sig;
-	pwrap_path gpath, src, shown;
+	int why = 0;
 
-	if (!include_gpath(w, target, gpath)) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target too long", from);
+	if (p == NULL) {
 		w->failed = true;
 		return;
 	}
-	if (!include_source(w, target, src, shown, &sig)) {
-		if (w->failed) {
-			return;	/* the cause is logged */
-		}
-		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target '%s' not found "
-			  "in %s or %s; the stack including it fails",
-			  from, target, pwrap_rundir()->svc, w->src->dir);
-#if defined(PWRAP_OPENPAM)
-		if (strcmp(target, "other") == 0) {
-			/* conf/other itself: the empty stand-in stays (it is
-			 * never unlinked, see prepare_walk) */
-			(void)placeholder(gpath);
-			return;
-		}
-#endif
-		gen_drop(gpath);
-		unlink(gpath);
-		return;
+	if (!include_gpath(w, target, p->gpath)) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target too long", from);
+		w->failed = true;
+		goto out;
 	}
-	walk_file(w, gpath, src, shown, &sig, asked);
+	switch (include_source(w, target, p->src, p->shown, &sig, &why)) {
+	case TARGET_FILE:
+		walk_file(w, p->gpath, p->src, p->shown, &sig, asked);
+		break;
+	case TARGET_EMPTY:
+		/* libpam opens it and reads no line */
+		if (!on_chain(w, gen_find(p->gpath)) &&
+		    placeholder(w, p->gpath) != 0) {
+			w->failed = true;
+		}
+		break;
+	case TARGET_BLOCKS:
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target '%s' (%s) is "
+			  "not a file: libpam would block or read it without "
+			  "end; refusing the service", from, target, p->shown);
+		w->failed = true;
+		break;
+	case TARGET_NONE:
+		if (w->failed) {
+			break;	/* the cause is logged */
+		}
+		if (why == ENOENT) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target '%s' not "
+				  "found%s%s%s%s; the stack including it fails",
+				  from, target,
+				  target[0] == '/' ? "" : " in ",
+				  target[0] == '/' ? "" : pwrap_rundir()->svc,
+				  target[0] == '/' ? "" : " or ",
+				  target[0] == '/' ? "" : w->src->dir);
+#if defined(PWRAP_OPENPAM)
+			if (strcmp(target, "other") == 0) {
+				/* conf/other itself: the empty stand-in stays
+				 * (never unlinked, see prepare_walk) */
+				(void)placeholder(w, p->gpath);
+				break;
+			}
+#endif
+		} else {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target '%s' (%s) "
+				  "cannot be opened: %s; the stack including "
+				  "it fails", from, target, p->shown,
+				  strerror(why));
+		}
+		if (!on_chain(w, gen_find(p->gpath))) {
+			gen_drop(p->gpath);
+			unlink(p->gpath);
+		}
+		break;
+	}
+out:
+	free(p);
 }
 
 /* Writes a generated file; conf/.inc/ is made when the first included file
@@ -372,7 +502,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 	if (w->traced) {
 		pwrap_trace_forget_file(g->e.name);
 	}
-	rc = pwrap_rewrite_service(in, len, shown, &ops, &out, &out_len);
+	rc = REWRITE(in, len, shown, &ops, &out, &out_len);
 	/* the include targets the callbacks collected are ours now */
 	incs = w->incs;
 	n_incs = w->n_incs;
@@ -384,7 +514,8 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		rc = -1;
 		goto out;
 	}
-	if (w->top && out_len > 0 && out[out_len - 1] == '\\') {
+	if (w->top && !INCLUDE_BY_NAME && out_len > 0 &&
+	    out[out_len - 1] == '\\') {
 		/* libpam gives up on the service (pam_start: PAM_ABORT), and
 		 * leaks doing so; included files and "other" stay broken in
 		 * the copy, where libpam fails them as it would the original */
@@ -439,37 +570,53 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 {
 	struct pwrap_gen *g = gen_find(gpath);
 	bool fresh = g == NULL;
+	unsigned bit = 1u << asked;
 	size_t i;
 
+	if (g != NULL && g->walk != w->id) {
+		g->walk = w->id;	/* marks of an earlier walk */
+		g->seen = 0;
+		g->open = 0;
+	}
 	/* Back at a file read for the same stack, libpam goes round for
 	 * ever.  Back at one read for every stack (ANY), too: after leaving
 	 * ANY, every file on the way was read for the one stack asked now,
 	 * whose lines led here, so libpam follows them again. */
-	for (i = 0; g != NULL && i < w->depth; i++) {
-		if (w->stack[i].g == g && (w->stack[i].asked == asked ||
-					   w->stack[i].asked ==
-						   PWRAP_STACK_ANY)) {
-			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include cycle (it "
-				  "includes itself through %zu file(s)); "
-				  "refusing it, libpam would crash", shown,
-				  w->depth - i - 1);
-			w->cycle = true;
-			return -1;
+	if (g != NULL && (g->open & (bit | 1u << PWRAP_STACK_ANY)) != 0) {
+		for (i = 0; i < w->depth && w->chain[i] != g; i++) {
 		}
-	}
-	for (i = 0; g != NULL && i < w->n_seen; i++) {
-		if (w->seen[i].g == g && w->seen[i].asked == asked) {
-			return 0;	/* already brought up to date */
-		}
-	}
-	if (w->depth == PWRAP_MAX_INCLUDE_DEPTH) {
-		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: includes nested deeper than "
-			  "%d levels", shown, PWRAP_MAX_INCLUDE_DEPTH);
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include cycle (it includes "
+			  "itself through %zu file(s)); refusing it, libpam "
+			  "would crash", shown, w->depth - i - 1);
 		w->cycle = true;
 		return -1;
 	}
-	if (g == NULL && (g = gen_new(gpath)) == NULL) {
+	if (g != NULL && (g->seen & bit) != 0) {
+		return 0;	/* already brought up to date */
+	}
+	if (w->depth == PWRAP_MAX_INCLUDE_DEPTH) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: includes nested deeper than "
+			  "%d levels; refusing them, libpam would run out of "
+			  "stack", shown, PWRAP_MAX_INCLUDE_DEPTH);
+		w->cycle = true;
 		return -1;
+	}
+	if (w->depth == w->cap) {
+		size_t ncap = w->cap ? w->cap * 2 : 16;
+		struct pwrap_gen **nc = realloc(w->chain, ncap * sizeof(*nc));
+
+		if (nc == NULL) {
+			w->failed = true;
+			return -1;
+		}
+		w->chain = nc;
+		w->cap = ncap;
+	}
+	if (g == NULL) {
+		if ((g = gen_new(gpath)) == NULL) {
+			return -1;
+		}
+		g->walk = w->id;
 	}
 	if ((strcmp(g->src, src) != 0 || !pwrap_sig_eq(&g->sig, sig) ||
 	     g->traced != w->traced) &&
@@ -477,15 +624,12 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 		gen_drop(gpath);
 		return -1;
 	}
-	if (w->n_seen < sizeof(w->seen) / sizeof(w->seen[0])) {
-		w->seen[w->n_seen].g = g;
-		w->seen[w->n_seen++].asked = asked;
-	}
+	g->seen |= bit;
+	g->open |= bit;
 	if (w->traced) {
 		pwrap_trace_walked(g->e.name, asked);
 	}
-	w->stack[w->depth].g = g;
-	w->stack[w->depth++].asked = asked;
+	w->chain[w->depth++] = g;
 	w->top = false;
 	for (i = 0; i < g->n_incs; i++) {
 		const struct pwrap_inc *in = &g->incs[i];
@@ -503,11 +647,12 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 			     pwrap_stack_included(in->stack, asked), g->shown);
 	}
 	w->depth--;
+	g->open &= ~bit;
 	return 0;
 }
 
 /* Puts an empty file at gpath (once), recorded with an empty source. */
-static int placeholder(const char *gpath)
+static int placeholder(const struct walk *w, const char *gpath)
 {
 	static const char text[] = "# not in the service directory\n";
 	struct pwrap_gen *g = gen_find(gpath);
@@ -522,7 +667,7 @@ static int placeholder(const char *gpath)
 	if (g == NULL) {
 		return -1;
 	}
-	if (pwrap_write_file(gpath, text, sizeof(text) - 1, fresh) != 0) {
+	if (write_gen(w, gpath, text, sizeof(text) - 1, fresh) != 0) {
 		PWRAP_LOG(pwrap_rundir_no_space(errno) ? PWRAP_LOG_DEBUG
 						       : PWRAP_LOG_ERROR,
 			  "cannot write %s: %s", gpath, strerror(errno));
@@ -534,9 +679,12 @@ static int placeholder(const char *gpath)
 
 /*
  * Brings conf/<name> up to date; returns 1 if present, 0 if not, -1 error.
- * With `empty_if_missing`, a missing source gives an empty file: libpam
+ * With `empty_if_missing`, a missing source gives an empty file: Linux-PAM
  * always reads "other" too and logs an error when it is missing, and
  * replacing (not unlinking) keeps concurrent pam_start()s from seeing a gap.
+ * (OpenPAM fails pam_start when a facility the service lacks has no
+ * "other" to fall back to; with the empty one the facility fails when it
+ * is called, as with Linux-PAM: a documented difference.)
  */
 static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
 {
@@ -555,7 +703,7 @@ static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
 			return -1;	/* the cause is logged */
 		}
 		if (empty_if_missing) {
-			return placeholder(gpath) == 0 ? 0 : -1;
+			return placeholder(w, gpath) == 0 ? 0 : -1;
 		}
 		gen_drop(gpath);
 		unlink(gpath);
@@ -592,10 +740,14 @@ static int prepare_walk(struct walk *w, const char *name)
 
 static void walk_reset(struct walk *w, const struct pwrap_source *src)
 {
+	static unsigned long walks;
+
 	incs_free(w->incs, w->n_incs);
+	free(w->chain);
 	memset(w, 0, sizeof(*w));
 	w->src = src;
 	w->conf = pwrap_rundir()->conf;
+	w->id = ++walks;
 	w->traced = src != NULL && pwrap_trace_active();
 	if (w->traced) {
 		pwrap_trace_walk_begin();

@@ -476,6 +476,17 @@ int tu_run_capture(char *const argv[], char **env, char **out, char **err)
 	return tu_wait(pid);
 }
 
+void tu_skip_reason(const char *fmt, ...)
+{
+	char reason[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	print_message("skipped: %s\n", reason);
+}
+
 void tu_child_signals(void)
 {
 	static const int sigs[] = { SIGBUS, SIGSEGV, SIGFPE, SIGILL, SIGSYS,

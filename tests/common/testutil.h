@@ -126,6 +126,15 @@ int tu_wait_bounded(pid_t pid, double secs);
  * malloc'd, caller frees).  ERR NULL: stderr goes into *OUT as well.
  * Returns the wait status. */
 int tu_run_capture(char *const argv[], char **env, char **out, char **err);
+/* Skips the running cmocka test, first printing one line
+ * "skipped: <reason>" (the form every skip of ours prints, so that a
+ * summary can collect the reasons).  Does not return. */
+#define TU_SKIP(...)                                                         \
+	do {                                                                 \
+		tu_skip_reason(__VA_ARGS__);                                 \
+		skip();                                                      \
+	} while (0)
+void tu_skip_reason(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* In a forked child: the default action for the signals cmocka catches, so
  * that a crash kills the child (which its parent sees) instead of running
  * the rest of the suite in it. */

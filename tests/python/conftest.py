@@ -45,6 +45,9 @@ class ServiceDir(TempDir):
 # needs Linux-PAM (its stock modules or its syntax) is skipped, saying why.
 OPENPAM = os.environ.get("PWRAP_PAM_KIND") == "OpenPAM"
 OPENPAM_MODULES = {"pam_permit.so", "pam_deny.so", "pam_return.so"}
+# Ours, which the wrapper finds by these names on every implementation.
+OUR_MODULES = {"pam_matrix.so", "pam_chatty.so", "pam_set_items.so",
+               "pam_get_items.so"}
 
 
 def openpam_cannot(lines):
@@ -59,7 +62,7 @@ def openpam_cannot(lines):
                 or words[1] == "substack":
             return "Linux-PAM syntax: %s" % line
         if "/" not in words[2] and words[1] != "include" \
-                and words[2] not in OPENPAM_MODULES:
+                and words[2] not in OPENPAM_MODULES | OUR_MODULES:
             return "Linux-PAM's module %s" % words[2]
     return None
 

@@ -3,11 +3,14 @@
 # PAMTEST_KEEPHANDLE: the pam_handle capsule, its reuse through handle=,
 # its ownership (one pam_end, by whoever holds it last) and its end when
 # collected.  Whether a PAM handle still lives is seen in /proc/self/maps:
-# libpam unloads a handle's modules at pam_end, so a stock module that only
-# these tests use (pam_faildelay.so) is mapped exactly while a handle that
-# loaded it is alive.
+# libpam unloads a handle's modules at pam_end, so a module file that only
+# these tests use (a copy of our pam_set_items.so under a name of its own,
+# which works on every PAM implementation) is mapped exactly while a handle
+# that loaded it is alive.  pam_get_items.so in the account stack shows
+# whose handle ran (PAM_USER and PAM_SERVICE in the PAM environment).
 import gc
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -16,13 +19,15 @@ import pytest
 
 import pypamtest
 from conftest import our_module
+from pwrap_fixtures import TempDir
 
 AUTH = pypamtest.PAMTEST_AUTHENTICATE
 ACCOUNT = pypamtest.PAMTEST_ACCOUNT
 KEEP = pypamtest.PAMTEST_KEEPHANDLE
 Case = pypamtest.TestCase  # not named Test*: pytest would collect it
 
-MARKER = "pam_faildelay.so"
+MARKER = "pwrap_handle_marker.so"
+GETENV = pypamtest.PAMTEST_GETENVLIST
 
 
 def marker_loaded():
@@ -32,15 +37,25 @@ def marker_loaded():
 
 
 @pytest.fixture
-def handle_svc(svc):
+def handle_svc(svc, make_temp_dir):
     assert not marker_loaded(), "a handle of an earlier test is still alive"
+    marker = os.path.join(make_temp_dir(TempDir, "pwrap-marker-").path,
+                          MARKER)
+    shutil.copyfile(our_module("pam_set_items.so"), marker)
     db = svc.passdb(("alice", "secret", "svc"))
-    svc.service("svc", "auth optional %s delay=0" % MARKER,
+    svc.service("svc", "auth optional %s" % marker,
                 "auth required %s passdb=%s" % (our_module("pam_matrix.so"), db),
                 "account required pam_permit.so",
-                "account optional pam_echo.so account of %u")
+                "account required pam_get_items.so")
     yield svc
     gc.collect()
+
+
+def account_env(handle, user="alice", service="svc"):
+    """Runs the account stack on handle; the PAM environment after it."""
+    env = Case(GETENV)
+    pypamtest.run_pamtest(user, service, [Case(ACCOUNT), env], handle=handle)
+    return env.pam_env
 
 
 def keep(user="alice", **kw):
@@ -65,8 +80,7 @@ def test_keephandle_gives_a_capsule(handle_svc):
 
 def test_handle_is_reused(handle_svc):
     h = keep().pam_handle
-    res = pypamtest.run_pamtest("alice", "svc", [Case(ACCOUNT)], handle=h)
-    assert res.info == ("account of alice",)
+    assert account_env(h)["PAM_USER"] == "alice"
     # The run ended the handle: the capsule no longer owns it.
     assert not marker_loaded()
     with pytest.raises(ValueError):
@@ -77,9 +91,8 @@ def test_handle_is_reused(handle_svc):
 
 def test_handle_user_and_service_come_from_the_handle(handle_svc):
     h = keep().pam_handle
-    res = pypamtest.run_pamtest("someone", "nosuchservice", [Case(ACCOUNT)],
-                                handle=h)
-    assert res.info == ("account of alice",)
+    env = account_env(h, "someone", "nosuchservice")
+    assert env["PAM_USER"] == "alice" and env["PAM_SERVICE"] == "svc"
 
 
 def test_handle_kept_again_is_the_same_capsule(handle_svc):

@@ -6,6 +6,16 @@
  *                     preloaded, with PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR=DIR
  *   pwrap_diff_client confdir DIR SERVICE   pam_start_confdir(SERVICE, ...,
  *                     DIR): bare libpam, not preloaded
+ *   pwrap_diff_client ns DIR SERVICE   bare libpam without
+ *                     pam_start_confdir (Linux-PAM before 1.4, OpenPAM):
+ *                     pam_start(SERVICE, ...) in a private mount namespace
+ *                     (a user namespace too when not root) in which DIR is
+ *                     mounted over /etc/pam.d and the other places libpam
+ *                     looks (/usr/lib/pam.d, /usr/local/etc/pam.d, pam.conf)
+ *                     are empty; then without privileges (it executes
+ *                     itself again), so file modes count as outside
+ *   pwrap_diff_client nsprobe DIR   only sets that namespace up: exit 0, or
+ *                     3 with the reason it cannot on stdout
  *
  * The user is "alice"; every prompt is answered with "secret".  After the
  * start it calls pam_authenticate, pam_setcred(PAM_ESTABLISH_CRED),
@@ -18,13 +28,25 @@
  * they arrive, as {STYLE:text} with bytes outside printable ASCII, '\' and
  * '}' written as \xHH, so the arguments libpam passed to a module are part
  * of what is compared.  When pam_start fails the line stops after it.
- * Exit status 0 (the line is the result), 2 usage.
+ * Exit status 0 (the line is the result), 2 usage, 3 no namespace (the
+ * reason on stdout).
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <security/pam_appl.h>
+#if defined(PWRAP_OPENPAM)
+#include <security/openpam.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mount.h>
+#endif
+#include <sys/stat.h>
+#include <unistd.h>
 
 static char line[16384];
 static size_t used;
@@ -94,22 +116,146 @@ static int conv(int n, const struct pam_message **msg,
 	return PAM_SUCCESS;
 }
 
+/* Exits 3 saying why the namespace cannot be had. */
+static void __attribute__((noreturn)) no_ns(const char *what, const char *arg)
+{
+	printf("no private mount namespace: %s%s%s: %s\n", what,
+	       arg ? " " : "", arg ? arg : "", strerror(errno));
+	fflush(stdout);
+	exit(3);
+}
+
+#if defined(__linux__)
+/* Writes text to a /proc file; false when it cannot. */
+static int write_proc(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0) {
+		return -1;
+	}
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* Makes place empty: a file gets /dev/null mounted over it, a directory
+ * an empty tmpfs (nothing when it does not exist). */
+static void make_empty(const char *place)
+{
+	struct stat st;
+
+	if (stat(place, &st) != 0) {
+		return;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		if (mount("pwrap", place, "tmpfs", MS_NOSUID | MS_NODEV,
+			  "size=16k,mode=755") != 0) {
+			no_ns("mount tmpfs on", place);
+		}
+	} else if (mount("/dev/null", place, NULL, MS_BIND, NULL) != 0) {
+		no_ns("mount /dev/null on", place);
+	}
+}
+
+/* The private mount namespace of "ns" (see the top). */
+static void enter_ns(const char *dir)
+{
+	static const char *const empty[] = { "/usr/lib/pam.d",
+					     "/usr/local/etc/pam.d",
+					     "/etc/pam.conf",
+					     "/usr/local/etc/pam.conf" };
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	char map[64];
+
+	if (uid == 0) {
+		if (unshare(CLONE_NEWNS) != 0) {
+			no_ns("unshare", "(CLONE_NEWNS)");
+		}
+	} else {
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+			no_ns("unshare", "(CLONE_NEWUSER | CLONE_NEWNS)");
+		}
+		/* the same ids inside: files keep their owners */
+		snprintf(map, sizeof(map), "%lu %lu 1\n", (unsigned long)uid,
+			 (unsigned long)uid);
+		if (write_proc("/proc/self/setgroups", "deny") != 0 ||
+		    write_proc("/proc/self/uid_map", map) != 0) {
+			no_ns("write", "/proc/self/uid_map");
+		}
+		snprintf(map, sizeof(map), "%lu %lu 1\n", (unsigned long)gid,
+			 (unsigned long)gid);
+		if (write_proc("/proc/self/gid_map", map) != 0) {
+			no_ns("write", "/proc/self/gid_map");
+		}
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+		no_ns("make / private", NULL);
+	}
+	if (mount(dir, "/etc/pam.d", NULL, MS_BIND, NULL) != 0) {
+		no_ns("mount over", "/etc/pam.d");
+	}
+	for (size_t i = 0; i < sizeof(empty) / sizeof(empty[0]); i++) {
+		make_empty(empty[i]);
+	}
+}
+#else
+static void enter_ns(const char *dir)
+{
+	(void)dir;
+	printf("no private mount namespaces on this system (Linux only)\n");
+	fflush(stdout);
+	exit(3);
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	struct pam_conv c = { conv, NULL };
 	pam_handle_t *ph = NULL;
 	int rc;
 
+	if (argc == 3 && strcmp(argv[1], "nsprobe") == 0) {
+		enter_ns(argv[2]);
+		return 0;
+	}
 	if (argc != 4 || (strcmp(argv[1], "start") != 0 &&
-			  strcmp(argv[1], "confdir") != 0)) {
-		fprintf(stderr, "usage: %s start|confdir DIR SERVICE\n",
+			  strcmp(argv[1], "confdir") != 0 &&
+			  strcmp(argv[1], "ns") != 0 &&
+			  strcmp(argv[1], "ns-start") != 0)) {
+		fprintf(stderr, "usage: %s start|confdir|ns DIR SERVICE\n",
 			argv[0]);
 		return 2;
 	}
-	if (strcmp(argv[1], "start") == 0) {
+	if (strcmp(argv[1], "ns") == 0) {
+		char *again[] = { argv[0], (char *)"ns-start", argv[2], argv[3],
+				  NULL };
+
+		enter_ns(argv[2]);
+		/* executed again: no capabilities left in the namespace */
+		execv("/proc/self/exe", again);
+		no_ns("execute", "/proc/self/exe");
+	}
+#if defined(PWRAP_OPENPAM)
+	/* as in a wrapped process: OpenPAM's ownership checks of policy and
+	 * module files off (they refuse anything below a world-writable
+	 * directory such as a build tree or an OpenPAM in /tmp) */
+	if (strcmp(argv[1], "ns-start") == 0) {
+		openpam_set_feature(OPENPAM_VERIFY_POLICY_FILE, 0);
+		openpam_set_feature(OPENPAM_VERIFY_MODULE_FILE, 0);
+	}
+#endif
+	if (strcmp(argv[1], "confdir") != 0) {
 		rc = pam_start(argv[3], "alice", &c, &ph);
 	} else {
+#if defined(PWRAP_HAVE_PAM_START_CONFDIR)
 		rc = pam_start_confdir(argv[3], "alice", &c, argv[2], &ph);
+#else
+		fprintf(stderr, "this libpam has no pam_start_confdir\n");
+		return 2;
+#endif
 	}
 	put_rc("start", rc);
 	if (rc == PAM_SUCCESS) {

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Unit tests of the service-file rewriter (src/wrapper/pwrap_conf.c). */
+/* Unit tests of the service-file rewriters (src/wrapper/pwrap_conf.c for
+ * Linux-PAM, src/wrapper/pwrap_conf_openpam.c for OpenPAM): pure
+ * functions, tested in every build. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <setjmp.h>
@@ -26,13 +28,18 @@ static char *inc_cb(void *ctx, const char *t, enum pwrap_stack stack,
 	return asprintf(&r, "/G/%s", t) < 0 ? NULL : r;
 }
 
-static char *mod_cb(void *ctx, const char *m, const char *src, unsigned line)
+/* How the last module token was asked for (quiet: a "-type" line). */
+static int last_quiet = -1;
+
+static char *mod_cb(void *ctx, const char *m, bool quiet, const char *src,
+		    unsigned line)
 {
 	char *r = NULL;
 
 	(void)ctx;
 	(void)src;
 	(void)line;
+	last_quiet = quiet;
 	if (strcmp(m, "pam_matrix.so") != 0) {
 		return NULL;
 	}
@@ -91,6 +98,18 @@ static void test_module_names(void **state)
 	CHECK("auth [ok]pam_matrix.so x\n", "auth [ok]/M/pam_matrix.so x\n");
 	CHECK("auth required [pam_matrix.so]x\n",
 	      "auth required /M/pam_matrix.so x\n");
+	/* the callback hears whether libpam stays silent about a missing
+	 * module ("-type"), so a name found nowhere is logged as libpam
+	 * would: an error, or only a warning */
+	CHECK("auth required pam_matrix.so\n",
+	      "auth required /M/pam_matrix.so\n");
+	assert_int_equal(last_quiet, 0);
+	CHECK("-auth required pam_matrix.so\n",
+	      "-auth required /M/pam_matrix.so\n");
+	assert_int_equal(last_quiet, 1);
+	CHECK("[-session] optional pam_nx.so\n",
+	      "[-session] optional pam_nx.so\n");
+	assert_int_equal(last_quiet, 1);
 }
 
 static void test_includes(void **state)
@@ -100,6 +119,18 @@ static void test_includes(void **state)
 	CHECK("account substack sub\n", "account substack /G/sub\n");
 	CHECK("@include common-session\n", "@include /G/common-session\n");
 	CHECK("@include   x   # c\n", "@include   /G/x   \n");
+	/* a substack whose name libpam refuses (empty or "?": the last path
+	 * component without its last ".suffix") stays as written, libpam
+	 * fails the line before it opens the target; include lines have no
+	 * such name */
+	CHECK("account substack /d/dir/\n", "account substack /d/dir/\n");
+	CHECK("account substack /d/.x\n", "account substack /d/.x\n");
+	CHECK("account substack ?\n", "account substack ?\n");
+	CHECK("account SubStack ?.conf\n", "account SubStack ?.conf\n");
+	CHECK("account substack a.?\n", "account substack /G/a.?\n");
+	CHECK("account substack ??\n", "account substack /G/??\n");
+	CHECK("account include /d/dir/\n", "account include /G//d/dir/\n");
+	CHECK("@include ?\n", "@include /G/?\n");
 	/* libpam compares keywords without case */
 	CHECK("auth Include common-auth\n", "auth Include /G/common-auth\n");
 	CHECK("auth SUBSTACK sub\n", "auth SUBSTACK /G/sub\n");
@@ -393,6 +424,95 @@ static void test_continuation_fills_buffer(void **state)
 	free(pad);
 }
 
+/* ---- OpenPAM: the copy is the file but for module words --------------- */
+
+/* Include targets the OpenPAM rewriter reported, with their stacks. */
+static char op_seen[512];
+
+static char *op_inc_cb(void *ctx, const char *t, enum pwrap_stack stack,
+		       const char *src, unsigned line)
+{
+	size_t n = strlen(op_seen);
+
+	(void)ctx;
+	(void)src;
+	snprintf(op_seen + n, sizeof(op_seen) - n, "[%s:%d:%u]", t,
+		 (int)stack, line);
+	return strdup("/never/used");	/* OpenPAM's targets stay names */
+}
+
+static void op_check(const char *in, size_t len, const char *expected,
+		     size_t exp_len)
+{
+	struct pwrap_rewrite_ops ops = { op_inc_cb, mod_cb, NULL, NULL, NULL };
+	char *out = NULL;
+	size_t out_len = 0;
+
+	assert_int_equal(pwrap_rewrite_openpam(in, len, "svc", &ops, &out,
+					       &out_len), 0);
+	assert_int_equal(out_len, exp_len);
+	assert_memory_equal(out, expected, exp_len);
+	assert_int_equal(out[out_len], '\0');
+	free(out);
+}
+
+#define OP(in, exp) op_check((in), sizeof(in) - 1, (exp), sizeof(exp) - 1)
+
+static void test_openpam_words(void **state)
+{
+	(void)state;
+	OP("auth required pam_matrix.so passdb=/x\n",
+	   "auth required /M/pam_matrix.so passdb=/x\n");
+	/* everything else byte for byte: blanks, CR, form feeds, comments,
+	 * continuations, no newline at the end, NUL bytes */
+	OP("\tauth  \frequired\r pam_matrix.so a#b # c\r\n# x\n\n",
+	   "\tauth  \frequired\r /M/pam_matrix.so a#b # c\r\n# x\n\n");
+	OP("auth \\\n required \\\n\tpam_matrix.so x \\\n y",
+	   "auth \\\n required \\\n\t/M/pam_matrix.so x \\\n y");
+	OP("auth required pam_permit.so\0x\nacct required pam_matrix.so",
+	   "auth required pam_permit.so\0x\nacct required /M/pam_matrix.so");
+	/* the module word as OpenPAM reads it: quotes and escapes resolved,
+	 * the whole word replaced */
+	OP("auth required \"pam_matrix.so\" \"a # b\"\n",
+	   "auth required /M/pam_matrix.so \"a # b\"\n");
+	OP("auth required pam_\\\nmatrix.so 'x'\n",
+	   "auth required /M/pam_matrix.so 'x'\n");
+	OP("auth required \\pam_matrix.so\n", "auth required /M/pam_matrix.so\n");
+	/* a '#' inside a word is no comment; one at a word's start is, and
+	 * ends the line even after a backslash */
+	OP("auth required x#y pam_matrix.so\n", "auth required x#y pam_matrix.so\n");
+	OP("auth required #pam_matrix.so\nauth required pam_matrix.so\n",
+	   "auth required #pam_matrix.so\nauth required /M/pam_matrix.so\n");
+	/* no line limit of OpenPAM's own */
+	{
+		char in[3000], exp[3100];
+		int n;
+
+		n = snprintf(in, sizeof(in), "auth required pam_matrix.so %02500d\n",
+			     0);
+		snprintf(exp, sizeof(exp), "auth required /M/pam_matrix.so %02500d\n",
+			 0);
+		op_check(in, (size_t)n, exp, strlen(exp));
+	}
+	/* an unterminated quote: OpenPAM refuses the file; it stays as it is
+	 * from there on */
+	OP("auth required pam_matrix.so \"x\nauth required pam_matrix.so\n",
+	   "auth required /M/pam_matrix.so \"x\nauth required pam_matrix.so\n");
+}
+
+static void test_openpam_includes(void **state)
+{
+	(void)state;
+	op_seen[0] = '\0';
+	OP("auth include common\naccount\tinclude \"other\"\n"
+	   "password include x y\nsession include\n# auth include no\n"
+	   "AUTH include z\n",
+	   "auth include common\naccount\tinclude \"other\"\n"
+	   "password include x y\nsession include\n# auth include no\n"
+	   "AUTH include z\n");
+	assert_string_equal(op_seen, "[common:1:1][other:2:2][x:4:3][z:5:6]");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -404,6 +524,8 @@ int main(void)
 		cmocka_unit_test(test_include_stacks),
 		cmocka_unit_test(test_include_too_long),
 		cmocka_unit_test(test_continuation_fills_buffer),
+		cmocka_unit_test(test_openpam_words),
+		cmocka_unit_test(test_openpam_includes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

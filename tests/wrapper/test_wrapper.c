@@ -139,6 +139,20 @@ static void test_redirect(void **state)
 	assert_int_equal(txn("permit", 'm'), PAM_SUCCESS);
 	assert_int_equal(txn("deny", 'a'), PAM_AUTH_ERR);
 	assert_int_equal(txn("deny", 'm'), PAM_AUTH_ERR);
+#if defined(PWRAP_OPENPAM)
+	/* read as OpenPAM reads it: a continuation joins words, a '#' that
+	 * starts a word ends the line (no continuation after it), and a file
+	 * may end in a continuation */
+	(void)err;
+	(void)rc;
+	tu_write_text(*state, "cont", "auth required \\\n  pam_permit.so\n"
+		      "account required pam_permit.so \\\n");
+	assert_int_equal(txn("cont", 'a'), PAM_SUCCESS);
+	assert_int_equal(txn("cont", 'm'), PAM_SUCCESS);
+	tu_write_text(*state, "cont", "auth required \\\n# c\n\n"
+		      "  pam_permit.so\n");
+	assert_int_equal(txn("cont", 'a'), 1000 + PAM_SYSTEM_ERR);
+#else
 	/* read as libpam reads it: a comment line inside a continued line is
 	 * skipped; a file that ends in a continuation is refused */
 	tu_write_text(*state, "cont", "auth required \\\n# c\n\n"
@@ -151,6 +165,7 @@ static void test_redirect(void **state)
 	assert_int_equal(rc, 1000 + PAM_ABORT);
 	assert_non_null(strstr(err, "ends in a continued line"));
 	free(err);
+#endif
 #if defined(PWRAP_OPENPAM)
 	/* OpenPAM keeps the name's case: no file "PERMIT", no "other" */
 	assert_int_equal(txn("PERMIT", 'a'), 1000 + PAM_ABORT);
@@ -382,8 +397,14 @@ static void test_include_read_for_one_stack(void **state)
 	assert_int_equal(txn("typed", 'm'), 1000 + PAM_ABORT);
 	err = tu_stderr_end();
 	where = tu_path(*state, "acct-only:1:");
+#if defined(PWRAP_OPENPAM)
+	/* (OpenPAM refuses an include without a target itself: only the
+	 * cycle, on which it would recurse until it crashes, is ours) */
+	(void)where;
+#else
 	assert_non_null(strstr(err, where));
 	assert_non_null(strstr(err, "include without a target"));
+#endif
 	assert_non_null(strstr(err, "include cycle"));	/* line 2 */
 	free(err);
 	free(where);
@@ -392,7 +413,11 @@ static void test_include_read_for_one_stack(void **state)
 	tu_stderr_begin();
 	assert_int_equal(txn("acct-only", 'm'), 1000 + PAM_ABORT);
 	err = tu_stderr_end();
+#if defined(PWRAP_OPENPAM)
+	assert_non_null(strstr(err, "include cycle"));
+#else
 	assert_non_null(strstr(err, "include without a target"));
+#endif
 	free(err);
 
 #if !defined(PWRAP_OPENPAM)	/* (OpenPAM's targets stay names) */
@@ -428,6 +453,63 @@ static void test_include_missing(void **state)
 	/* never silently /etc/pam.d/common-auth */
 	assert_int_not_equal(rc, PAM_SUCCESS);
 	assert_non_null(strstr(err, "include target 'common-auth' not found"));
+	free(err);
+}
+
+/* Include targets (by name, in the service directory) that are not
+ * regular files, answered as libpam answers them: a directory is read as
+ * empty (OpenPAM: fails as a missing one); a FIFO, on which libpam would block in pam_start, is refused; a
+ * file libpam cannot read fails the line's stack as a missing one does
+ * (as root it is read). */
+static void test_include_targets_not_files(void **state)
+{
+	char *path, *err;
+	int missing;
+
+	tu_write_text(*state, "inc", "auth include nothing\n"
+		      "auth required pam_permit.so\n");
+	missing = txn("inc", 'a');
+	assert_int_not_equal(missing, PAM_SUCCESS);
+
+	free(tu_subdir(*state, "sub"));
+	tu_write_text(*state, "inc", "auth include sub\n"
+		      "auth required pam_permit.so\n");
+#if defined(PWRAP_OPENPAM)
+	/* OpenPAM fails reading a directory: as a missing target */
+	assert_int_equal(txn("inc", 'a'), missing);
+#else
+	assert_int_equal(txn("inc", 'a'), PAM_SUCCESS);
+#endif
+
+	path = tu_path(*state, "fifo");
+	assert_int_equal(mkfifo(path, 0644), 0);
+	free(path);
+	tu_write_text(*state, "inc", "auth include fifo\n"
+		      "auth required pam_permit.so\n");
+	tu_stderr_begin();
+	assert_int_equal(txn("inc", 'a'), 1000 + PAM_ABORT);
+	err = tu_stderr_end();
+	assert_non_null(strstr(err, "include target 'fifo'"));
+	assert_non_null(strstr(err, "not a file"));
+	free(err);
+
+	tu_write_text(*state, "secret", "auth required pam_permit.so\n");
+	path = tu_path(*state, "secret");
+	assert_int_equal(chmod(path, 0), 0);
+	free(path);
+	tu_write_text(*state, "inc", "auth include secret\n"
+		      "auth required pam_permit.so\n");
+	tu_stderr_begin();
+	if (geteuid() == 0) {
+		assert_int_equal(txn("inc", 'a'), PAM_SUCCESS);
+	} else {
+		assert_int_equal(txn("inc", 'a'), missing);
+	}
+	err = tu_stderr_end();
+	if (geteuid() != 0 &&
+	    strstr(err, "include target 'secret'") == NULL) {
+		fail_msg("no message naming the unreadable target:\n%s", err);
+	}
 	free(err);
 }
 
@@ -567,7 +649,7 @@ static void test_app_confdir(void **state)
 {
 #if !defined(PWRAP_HAVE_PAM_START_CONFDIR)
 	(void)state;
-	skip();	/* this libpam has no pam_start_confdir to call */
+	TU_SKIP("this libpam has no pam_start_confdir to call");
 #else
 	struct pam_conv c = { tu_conv_password, NULL };
 	pam_handle_t *ph = NULL;
@@ -607,43 +689,176 @@ static void test_module_name_resolution(void **state)
 	free(passdb);
 }
 
-static void test_syslog_lines(void **state)
+/* Stock modules named bare are those of the libpam this process loaded,
+ * however that libpam was built: OpenPAM installed into a prefix searches
+ * only its compiled-in path (/usr/lib:/usr/local/lib), where they are not.
+ * OpenPAM also accepts a name without ".so". */
+static void test_stock_modules_by_bare_name(void **state)
+{
+	char *err;
+
+	tu_write_text(*state, "stock", "auth required pam_permit.so\n"
+		      "account required pam_deny.so\n");
+	tu_stderr_begin();
+	assert_int_equal(txn("stock", 'a'), PAM_SUCCESS);
+	assert_int_equal(txn("stock", 'm'), PAM_AUTH_ERR);
+	err = tu_stderr_end();
+	assert_null(strstr(err, "not found"));
+	free(err);
+#if defined(PWRAP_OPENPAM)
+	tu_write_text(*state, "stock", "auth required pam_permit\n"
+		      "account required pam_deny\n");
+	assert_int_equal(txn("stock", 'a'), PAM_SUCCESS);
+	assert_int_equal(txn("stock", 'm'), PAM_AUTH_ERR);
+#endif
+}
+
+/* A module found nowhere (a typo) is reported at the default level, with
+ * the file and line, and the directories searched; a "-type" line (libpam
+ * stays silent about its missing module) only at the warning level. */
+static void test_module_not_found_reported(void **state)
+{
+	const char *sys = getenv("PWRAP_SYSTEM_MODULE_DIR");
+	const char *ours = getenv("PWRAP_MODULE_DIR");
+	char *err, *where;
+
+	assert_non_null(sys);
+	assert_non_null(ours);
+	tu_write_text(*state, "typo", "auth required pam_permit.so\n"
+		      "auth required pam_matrx.so\n");
+	tu_stderr_begin();
+	assert_int_not_equal(txn("typo", 'a'), PAM_SUCCESS);
+	err = tu_stderr_end();
+	assert_true(asprintf(&where, "%s/typo:2: module pam_matrx.so not "
+			     "found", (char *)*state) > 0);
+	if (strstr(err, "PWRAP_ERROR") == NULL ||
+	    strstr(err, where) == NULL || strstr(err, sys) == NULL ||
+	    strstr(err, ours) == NULL) {
+		fail_msg("expected an error naming %s, %s and %s, got:\n%s",
+			 where, sys, ours, err);
+	}
+	free(where);
+	free(err);
+#if !defined(PWRAP_OPENPAM)
+	tu_write_text(*state, "typo", "auth required pam_permit.so\n"
+		      "-auth optional pam_matrx.so\n");
+	tu_stderr_begin();
+	assert_int_equal(txn("typo", 'a'), PAM_SUCCESS);
+	err = tu_stderr_end();
+	assert_null(strstr(err, "pam_matrx.so"));
+	free(err);
+	setenv("PAM_WRAPPER_DEBUGLEVEL", "1", 1);
+	tu_write_text(*state, "typo", "auth required pam_permit.so\n"
+		      "-auth optional pam_matrx.so\n\n");
+	tu_stderr_begin();
+	assert_int_equal(txn("typo", 'a'), PAM_SUCCESS);
+	err = tu_stderr_end();
+	assert_non_null(strstr(err, "PWRAP_WARN"));
+	assert_non_null(strstr(err, "module pam_matrx.so not found"));
+	free(err);
+	unsetenv("PAM_WRAPPER_DEBUGLEVEL");
+#endif
+}
+
+/* Module pam_syslog() lines, level filter and PAM_WRAPPER_USE_SYSLOG, with
+ * a stack of module (of ours, on every implementation, or Linux-PAM's
+ * pam_warn) that logs one NOTICE line matching `line`. */
+static void check_syslog_lines(const char *service, int op, const char *line)
 {
 	regex_t re;
 	char *err;
-#if defined(PWRAP_OPENPAM)
-	skip();	/* uses Linux-PAM's pam_warn module */
-#endif
+	char *pattern;
 
-	tu_write_text(*state, "warn", "auth required pam_warn.so\n"
-		      "auth required pam_permit.so\n");
-	setenv("PAM_WRAPPER_DEBUGLEVEL", "1", 1);	/* pam_warn logs NOTICE */
+	setenv("PAM_WRAPPER_DEBUGLEVEL", "1", 1);	/* NOTICE is hidden */
 	tu_stderr_begin();
-	assert_int_equal(txn("warn", 'a'), PAM_SUCCESS);
+	assert_int_equal(txn(service, op), PAM_SUCCESS);
 	err = tu_stderr_end();
 	assert_null(strstr(err, "SYSLOG("));
 	free(err);
 
 	setenv("PAM_WRAPPER_DEBUGLEVEL", "2", 1);
 	tu_stderr_begin();
-	assert_int_equal(txn("warn", 'a'), PAM_SUCCESS);
+	assert_int_equal(txn(service, op), PAM_SUCCESS);
 	err = tu_stderr_end();
-	assert_int_equal(regcomp(&re, "^PWRAP_DEBUG\\[test_wrapper \\([0-9]+\\)\\]"
-				 " - SYSLOG\\(5\\): .*user=\\[pwrap-no-such-user\\]",
-				 REG_EXTENDED | REG_NEWLINE), 0);
-	assert_int_equal(regexec(&re, err, 0, NULL, 0), 0);
+	assert_true(asprintf(&pattern, "^PWRAP_DEBUG\\[test_wrapper "
+			     "\\([0-9]+\\)\\] - SYSLOG\\(5\\): %s",
+			     line) > 0);
+	assert_int_equal(regcomp(&re, pattern, REG_EXTENDED | REG_NEWLINE), 0);
+	if (regexec(&re, err, 0, NULL, 0) != 0) {
+		fail_msg("no line matching %s in:\n%s", pattern, err);
+	}
 	regfree(&re);
+	free(pattern);
 	free(err);
 
 	/* PAM_WRAPPER_USE_SYSLOG=1: to syslog(3), not stderr */
 	setenv("PAM_WRAPPER_USE_SYSLOG", "1", 1);
 	tu_stderr_begin();
-	assert_int_equal(txn("warn", 'a'), PAM_SUCCESS);
+	assert_int_equal(txn(service, op), PAM_SUCCESS);
 	err = tu_stderr_end();
 	assert_null(strstr(err, "SYSLOG("));
 	free(err);
 	unsetenv("PAM_WRAPPER_USE_SYSLOG");
 	unsetenv("PAM_WRAPPER_DEBUGLEVEL");
+}
+
+/* The same with our pam_matrix, on every implementation: an unknown user
+ * is a NOTICE line; the optional line's failure leaves the stack's
+ * result to pam_permit. */
+static void test_syslog_lines_own_module(void **state)
+{
+	char *svc = NULL;
+
+	tu_write_text(*state, "passdb", "alice:secret:matrix\n");
+	assert_true(asprintf(&svc, "account optional pam_matrix.so "
+			     "passdb=%s/passdb\naccount required "
+			     "pam_permit.so\n", (char *)*state) > 0);
+	tu_write_text(*state, "matrix", svc);
+	free(svc);
+	check_syslog_lines("matrix", 'm',
+			   ".*unknown user pwrap-no-such-user$");
+}
+
+/* A module that logs the password gets it masked, on every
+ * implementation: pam_matrix asks for the password (the answer becomes
+ * PAM_AUTHTOK) and logs the unknown user's name, which here is the same
+ * string. */
+static void test_password_never_logged_own_module(void **state)
+{
+	char *svc = NULL;
+	char *err;
+
+	tu_write_text(*state, "passdb", "alice:secret:leak\n");
+	assert_true(asprintf(&svc, "auth optional pam_matrix.so passdb=%s/passdb\n"
+			     "auth required pam_permit.so\n",
+			     (char *)*state) > 0);
+	tu_write_text(*state, "leak", svc);
+	free(svc);
+	setenv("PAM_WRAPPER_DEBUGLEVEL", "3", 1);
+	tu_stderr_begin();
+	assert_int_equal(txn_pw("leak", "Sup3rS3cret", 'a', "Sup3rS3cret"),
+			 PAM_SUCCESS);
+	err = tu_stderr_end();
+	if (strstr(err, "unknown user ***") == NULL ||
+	    strstr(err, "Sup3rS3cret") != NULL) {
+		fail_msg("password not masked, or no line to mask:\n%s", err);
+	}
+	free(err);
+	unsetenv("PAM_WRAPPER_DEBUGLEVEL");
+}
+
+/* The same with Linux-PAM's stock pam_warn (a module not built by us). */
+static void test_syslog_lines(void **state)
+{
+#if defined(PWRAP_OPENPAM)
+	(void)state;
+	TU_SKIP("pam_warn is Linux-PAM's; test_syslog_lines_own_module runs "
+		"the same checks with pam_matrix");
+#else
+	tu_write_text(*state, "warn", "auth required pam_warn.so\n"
+		      "auth required pam_permit.so\n");
+	check_syslog_lines("warn", 'a', ".*user=\\[pwrap-no-such-user\\]");
+#endif
 }
 
 /* A module that logs the password gets it masked (pam_set_items puts
@@ -653,7 +868,9 @@ static void test_password_never_logged(void **state)
 {
 	char *err;
 #if defined(PWRAP_OPENPAM)
-	skip();	/* uses Linux-PAM's pam_warn module */
+	TU_SKIP("pam_warn is Linux-PAM's; "
+		"test_password_never_logged_own_module runs the same checks "
+		"with pam_matrix");
 #endif
 
 	tu_write_text(*state, "leak", "auth required pam_set_items.so\n"
@@ -906,6 +1123,7 @@ int main(void)
 		T(test_include_resolution),
 		T(test_nested_and_absolute_include),
 		T(test_include_missing),
+		T(test_include_targets_not_files),
 		T(test_include_read_for_one_stack),
 		T(test_env_changed_at_runtime),
 		T(test_missing_dir),
@@ -914,9 +1132,13 @@ int main(void)
 		T(test_set_item_service_reload),
 		T(test_app_confdir),
 		T(test_module_name_resolution),
+		T(test_stock_modules_by_bare_name),
+		T(test_module_not_found_reported),
 		T(test_syslog_lines),
+		T(test_syslog_lines_own_module),
 		T(test_password_never_logged),
 		T(test_password_masked_before_cut),
+		T(test_password_never_logged_own_module),
 		T(test_threads),
 		T(test_threads_unknown_and_known),
 		T(test_no_process_started),
