@@ -210,8 +210,9 @@ bool pwrap_uid_switch(uid_t euid)
 
 	pthread_mutex_lock(&prep_lock);
 	owner = pwrap_rundir_owner();
-	/* root may use anyone's directory; any other uid only its own */
-	if (owner != (uid_t)-1 && euid != owner && euid != 0) {
+	/* any uid only its own: one another could not use, and (root may
+	 * enter anyone's) one whose owner could swap what root reads */
+	if (owner != (uid_t)-1 && euid != owner) {
 		if (pwrap_rundir_intact()) {
 			pwrap_services_save();
 		}

@@ -358,8 +358,7 @@ PWRAP_HIDDEN int pwrap_prepare(const char *service, const char *svcdir,
 PWRAP_HIDDEN int pwrap_prepared_open(const char *name);
 
 /* Before the process switches its effective uid to euid: a runtime
- * directory it made goes first if the new uid could not use or remove it
- * (pwrap_uid.c); true when it went (pwrap_runtime_now makes the next one
+ * directory it made goes first unless it is euid's (pwrap_uid.c); true when it went (pwrap_runtime_now makes the next one
  * after the switch).  Takes the preparation lock. */
 PWRAP_HIDDEN bool pwrap_uid_switch(uid_t euid);
 

@@ -25,12 +25,15 @@
  *   uid_drop               root drops to nobody (setuid) or switches for a
  *                          while (seteuid): a new directory at once, no
  *                          error, nothing left (root)
+ *   uid_back_to_root       root switches to nobody and back: root never
+ *                          reads a directory nobody owns (root)
  *
  * Tests that need root say so and skip when run as another user.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -412,6 +415,78 @@ static void test_uid_drop(void **state)
 	free(out);
 }
 
+/*
+ * As nobody (a child process): replaces conf/SERVICE of the runtime
+ * directory top with a stack that lets anyone in.  Whether it could.
+ */
+static bool replace_as_nobody(const char *top)
+{
+	int st;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *tmp = NULL, *dst = NULL;
+		int fd;
+
+		tu_child_signals();
+		if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 ||
+		    setuid(NOBODY) != 0 ||
+		    asprintf(&tmp, "%s/conf/.evil", top) < 0 ||
+		    asprintf(&dst, "%s/conf/%s", top, SERVICE) < 0) {
+			_exit(2);
+		}
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || write(fd, PERMIT, strlen(PERMIT)) < 0 ||
+		    close(fd) != 0 || rename(tmp, dst) != 0) {
+			_exit(1);
+		}
+		_exit(0);
+	}
+	st = tu_wait(pid);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* Root switches to nobody for a while and back: root's transactions after
+ * that must not read a runtime directory nobody owns (nobody could put
+ * any stack there), whatever nobody does meanwhile. */
+static void test_uid_back_to_root(void **state)
+{
+	static const char *const steps[] = {
+		"txn:" PW, "seteuid:65534", "txn:" PW, "seteuid:0",
+		"txn:" PW, "dir", "wait", "txn:wrong", NULL
+	};
+	struct trust_ctx *c = *state;
+	struct paused p;
+	struct stat st;
+	char *svc, *top;
+	bool replaced;
+	int rc;
+
+	if (!trust_need_root("switching from root to nobody and back")) {
+		skip();
+	}
+	assert_int_equal(chmod(c->f.tmp, 01777), 0);
+	pause_start(&p, c->f.env, steps);
+	assert_int_equal(trust_count(p.out, "txn: 0\n"), 3);
+	svc = trust_nth_dir(p.out, 0);
+	top = strndup(svc, (size_t)(strrchr(svc, '/') - svc));
+	assert_int_equal(stat(top, &st), 0);
+	replaced = replace_as_nobody(top);
+	rc = pause_finish(&p);
+	if (replaced || rc != 1 || strstr(p.out, "txn: 7\n") == NULL ||
+	    st.st_uid != 0) {
+		fail_msg("root's runtime directory %s is uid %lu's; nobody %s "
+			 "replace its conf/%s; the wrong password gave:\n%s",
+			 top, (unsigned long)st.st_uid,
+			 replaced ? "could" : "could not", SERVICE, p.out);
+	}
+	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	free(top);
+	free(svc);
+	free(p.out);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, trust_setup, trust_teardown)
 
 int main(void)
@@ -426,6 +501,7 @@ int main(void)
 		T(test_daemon_leaves_nothing),
 		T(test_not_enabled_said),
 		T(test_uid_drop),
+		T(test_uid_back_to_root),
 	};
 
 	tu_alarm(280, "test_trust: a test hangs");
