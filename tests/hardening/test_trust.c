@@ -416,10 +416,10 @@ static void test_uid_drop(void **state)
 }
 
 /*
- * As nobody (a child process): replaces conf/SERVICE of the runtime
- * directory top with a stack that lets anyone in.  Whether it could.
+ * As nobody (a child process): puts a stack that lets anyone in at
+ * top/sub/SERVICE of a runtime directory.  Whether it could.
  */
-static bool replace_as_nobody(const char *top)
+static bool plant_as_nobody(const char *top, const char *sub)
 {
 	int st;
 	pid_t pid = fork();
@@ -432,8 +432,8 @@ static bool replace_as_nobody(const char *top)
 		tu_child_signals();
 		if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 ||
 		    setuid(NOBODY) != 0 ||
-		    asprintf(&tmp, "%s/conf/.evil", top) < 0 ||
-		    asprintf(&dst, "%s/conf/%s", top, SERVICE) < 0) {
+		    asprintf(&tmp, "%s/%s/.evil", top, sub) < 0 ||
+		    asprintf(&dst, "%s/%s/%s", top, sub, SERVICE) < 0) {
 			_exit(2);
 		}
 		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -447,43 +447,73 @@ static bool replace_as_nobody(const char *top)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-/* Root switches to nobody for a while and back: root's transactions after
- * that must not read a runtime directory nobody owns (nobody could put
- * any stack there), whatever nobody does meanwhile. */
+/* The top of the runtime directory of the client's first "dir" line. */
+static char *first_top(const char *out)
+{
+	char *svc = trust_nth_dir(out, 0);
+	char *top = strndup(svc, (size_t)(strrchr(svc, '/') - svc));
+
+	free(svc);
+	return top;
+}
+
+/*
+ * Root switches to nobody for a while and back: root's transactions after
+ * that must read nothing nobody could have written, whatever nobody does
+ * meanwhile: neither a directory nobody owns (its conf/ replaced after
+ * the switch back) nor a file nobody put into services/ of the directory
+ * used while the process ran as nobody (carried along at the switch).
+ */
 static void test_uid_back_to_root(void **state)
 {
-	static const char *const steps[] = {
+	static const char *const conf_steps[] = {
 		"txn:" PW, "seteuid:65534", "txn:" PW, "seteuid:0",
 		"txn:" PW, "dir", "wait", "txn:wrong", NULL
+	};
+	static const char *const svc_steps[] = {
+		"txn:" PW, "seteuid:65534", "txn:" PW, "dir", "wait",
+		"seteuid:0", "txn:wrong", NULL
 	};
 	struct trust_ctx *c = *state;
 	struct paused p;
 	struct stat st;
-	char *svc, *top;
-	bool replaced;
+	char *top;
+	bool planted;
 	int rc;
 
 	if (!trust_need_root("switching from root to nobody and back")) {
 		skip();
 	}
 	assert_int_equal(chmod(c->f.tmp, 01777), 0);
-	pause_start(&p, c->f.env, steps);
+	pause_start(&p, c->f.env, conf_steps);
 	assert_int_equal(trust_count(p.out, "txn: 0\n"), 3);
-	svc = trust_nth_dir(p.out, 0);
-	top = strndup(svc, (size_t)(strrchr(svc, '/') - svc));
+	top = first_top(p.out);
 	assert_int_equal(stat(top, &st), 0);
-	replaced = replace_as_nobody(top);
+	planted = plant_as_nobody(top, "conf");
 	rc = pause_finish(&p);
-	if (replaced || rc != 1 || strstr(p.out, "txn: 7\n") == NULL ||
+	if (planted || rc != 1 || strstr(p.out, "txn: 7\n") == NULL ||
 	    st.st_uid != 0) {
 		fail_msg("root's runtime directory %s is uid %lu's; nobody %s "
 			 "replace its conf/%s; the wrong password gave:\n%s",
 			 top, (unsigned long)st.st_uid,
-			 replaced ? "could" : "could not", SERVICE, p.out);
+			 planted ? "could" : "could not", SERVICE, p.out);
 	}
 	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
 	free(top);
-	free(svc);
+	free(p.out);
+
+	pause_start(&p, c->f.env, svc_steps);
+	top = first_top(p.out);
+	/* nobody's own directory: nobody may write there */
+	assert_true(plant_as_nobody(top, "services"));
+	rc = pause_finish(&p);
+	if (rc != 1 || strstr(p.out, "txn: 7\n") == NULL) {
+		fail_msg("root read services/%s that nobody put into %s; the "
+			 "wrong password gave:\n%s", SERVICE, top, p.out);
+	}
+	assert_non_null(strstr(p.out, "not taking " SERVICE ", written"));
+	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	free(top);
 	free(p.out);
 }
 
