@@ -216,9 +216,8 @@ bool pwrap_uid_switch(uid_t euid)
 		if (pwrap_rundir_intact()) {
 			pwrap_services_save();
 		}
-		pwrap_rundir_drop();
+		went = pwrap_rundir_drop();
 		pwrap_walk_forget();
-		went = true;
 	}
 	pthread_mutex_unlock(&prep_lock);
 	return went;

@@ -34,7 +34,8 @@
  * removes it at exit if nobody else holds it: a program that calls
  * daemon(3) (whose parent ends with _exit) leaves nothing.  Before the
  * process switches its effective uid away from the owner (it could not
- * remove the directory afterwards), the directory goes (pwrap_uid.c).
+ * remove the directory afterwards), the directories it holds, made or
+ * inherited, go unless another process holds them (pwrap_uid.c).
  * After _exit, exec or a kill, the next wrapped process of the same user
  * that makes a directory removes every directory whose lock it can take
  * (the sweep, pwrap_sweep.c).  Kept directories (PAM_WRAPPER_KEEP_DIR=1)
@@ -172,14 +173,16 @@ fail:
 }
 
 /* Lets go of h: closes its lock (if the descriptor is still ours) and,
- * with `remove`, removes the directory when nobody else holds it. */
-static void held_drop(struct held *h, bool remove)
+ * with `remove`, removes the directory when nobody else holds it (then
+ * returns true). */
+static bool held_drop(struct held *h, bool remove)
 {
+	bool gone = false;
 	char *slash;
 	int basefd;
 
 	if (h->top == NULL) {
-		return;
+		return false;
 	}
 	if (pwrap_fd_is(h->lockfd, h->ldev, h->lino)) {
 		close(h->lockfd);
@@ -191,12 +194,14 @@ static void held_drop(struct held *h, bool remove)
 		basefd = open(h->top[0] != '\0' ? h->top : "/",
 			      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (basefd >= 0) {
-			pwrap_reap(basefd, slash + 1, 0, h->ldev, h->lino);
+			gone = pwrap_reap(basefd, slash + 1, 0, h->ldev,
+					  h->lino);
 			close(basefd);
 		}
 	}
 	free(h->top);
 	h->top = NULL;
+	return gone;
 }
 
 /*
@@ -488,19 +493,28 @@ int pwrap_rundir_ensure(void)
 	return make_new() == 0 ? 1 : -1;
 }
 
-void pwrap_rundir_drop(void)
+bool pwrap_rundir_drop(void)
 {
-	if (rd.cur.top != NULL && rd.owner == getpid()) {
-		PWRAP_LOG(PWRAP_LOG_DEBUG, "removing runtime directory %s "
-			  "before the switch of uid", rd.cur.top);
-		retire(true);
+	bool made = rd.cur.top != NULL && rd.owner == getpid();
+	bool gone;
+
+	if (rd.cur.top == NULL && rd.prev.top == NULL) {
+		return false;
 	}
+	PWRAP_LOG(PWRAP_LOG_DEBUG, "removing runtime directory %s before the "
+		  "switch of uid (unless another process holds it)",
+		  rd.cur.top != NULL ? rd.cur.top : rd.prev.top);
+	/* an inherited one too: after daemon(3) nobody else would */
+	(void)held_drop(&rd.prev, !rd.keep);
+	retire(true);		/* (an inherited cur becomes prev) */
+	gone = held_drop(&rd.prev, !rd.keep);
+	return made || gone;
 }
 
 uid_t pwrap_rundir_owner(void)
 {
-	return rd.cur.top != NULL && rd.owner == getpid() ? rd.fsuid
-							   : (uid_t)-1;
+	return rd.cur.top != NULL || rd.prev.top != NULL ? rd.fsuid
+							 : (uid_t)-1;
 }
 
 int pwrap_rundir_conf_fd(void)

@@ -20,6 +20,10 @@
  *   syslog_masked_before_cut  a password across the old 2 KiB cut of a
  *                          module's log line is masked all the same
  *   daemon_leaves_nothing  daemon(3): no directory outlives the processes
+ *   daemon_then_drop       daemon(3), then a drop from root to nobody: the
+ *                          parent's directory does not outlive them (root)
+ *   child_drop_leaves_nothing  a forked child drops to nobody and _exits:
+ *                          it leaves no directory of its own (root)
  *   not_enabled_said       preloaded with a service directory but
  *                          PAM_WRAPPER not 1: one line per process
  *   uid_drop               root drops to nobody (setuid) or switches for a
@@ -330,6 +334,83 @@ static void test_daemon_leaves_nothing(void **state)
 	free(argv);
 }
 
+/*
+ * A root daemon that drops to nobody (daemon(3), then setuid): the parent's
+ * runtime directory, which the daemon holds after the parent's _exit, is
+ * root's; after the switch the daemon could not remove it.  Nothing may be
+ * left, whether the daemon used PAM before the switch or only after.
+ */
+static void test_daemon_then_drop(void **state)
+{
+	static const char *const after_only[] = {
+		"daemon", "wait", "setuid:65534", "txn:" PW, NULL
+	};
+	static const char *const before_too[] = {
+		"daemon", "wait", "txn:" PW, "setuid:65534", "txn:" PW, NULL
+	};
+	const char *const *const cases[] = { after_only, before_too };
+	struct trust_ctx *c = *state;
+
+	if (!trust_need_root("dropping from root to nobody")) {
+		skip();
+	}
+	assert_int_equal(chmod(c->f.tmp, 01777), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct paused p;
+		char buf[4096];
+		size_t n, len;
+
+		pause_start(&p, c->f.env, cases[i]);
+		/* daemon(3)'s parent is gone: the daemon alone holds it */
+		assert_int_equal(tu_wait_bounded(p.pid, 30), 0);
+		assert_int_equal(write(p.gate, "x", 1), 1);
+		close(p.gate);
+		/* the daemon's end: it held the pipe */
+		while ((n = fread(buf, 1, sizeof(buf), p.o)) > 0) {
+			len = strlen(p.out);
+			p.out = realloc(p.out, len + n + 1);
+			memcpy(p.out + len, buf, n);
+			p.out[len + n] = '\0';
+		}
+		fclose(p.o);
+		assert_int_equal(trust_count(p.out, "txn: 0\n"), (int)i + 1);
+		assert_null(strstr(p.out, "PWRAP_ERROR"));
+		if (tu_wait_empty(c->f.tmp, 10) != 0) {
+			fail_msg("case %zu: a directory is left in %s; the "
+				 "daemon said:\n%s", i, c->f.tmp, p.out);
+		}
+		free(p.out);
+	}
+}
+
+/* A forked child that drops to nobody and ends with _exit (as one that
+ * execs): its parent still holds the directory they share, so the child
+ * makes none of its own, which nobody would remove. */
+static void test_child_drop_leaves_nothing(void **state)
+{
+	static const char *const steps[] = {
+		"txn:" PW, "childdrop:65534", "dir", "txn:" PW, "dir", NULL
+	};
+	struct trust_ctx *c = *state;
+	char *out, *d0, *d1;
+
+	if (!trust_need_root("dropping from root to nobody")) {
+		skip();
+	}
+	assert_int_equal(chmod(c->f.tmp, 01777), 0);
+	assert_int_equal(trust_run(c->f.env, "alice", steps, &out), 0);
+	assert_int_equal(trust_count(out, "txn: 0\n"), 2);
+	d0 = trust_nth_dir(out, 0);
+	d1 = trust_nth_dir(out, 1);
+	assert_string_equal(d0, d1);
+	if (tu_wait_empty(c->f.tmp, 10) != 0) {
+		fail_msg("a directory is left in %s:\n%s", c->f.tmp, out);
+	}
+	free(d0);
+	free(d1);
+	free(out);
+}
+
 /* Preloaded, PAM_WRAPPER_SERVICE_DIR set, PAM_WRAPPER not 1: the test
  * would silently run on the system's configuration.  One line per process
  * that uses PAM; none when enabled, without a service directory, or in a
@@ -529,6 +610,8 @@ int main(void)
 		T(test_conf_replaced),
 		T(test_syslog_masked_before_cut),
 		T(test_daemon_leaves_nothing),
+		T(test_daemon_then_drop),
+		T(test_child_drop_leaves_nothing),
 		T(test_not_enabled_said),
 		T(test_uid_drop),
 		T(test_uid_back_to_root),

@@ -16,6 +16,8 @@
  *   daemon        daemon(3) (keeping the working directory and stdio)
  *   setuid:UID    setgid to UID's group number and setuid(UID): a drop
  *   seteuid:UID   seteuid(UID): a temporary switch
+ *   childdrop:UID a forked child drops to UID (as setuid:) and ends with
+ *                 _exit, as one that execs would
  *
  * stdout is line-buffered.  Exit status: 0 every txn succeeded, 1 one
  * failed, 2 a step failed or usage.
@@ -27,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int conv(int n, const struct pam_message **msg,
@@ -113,6 +116,21 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			printf("setuid: %lu\n", (unsigned long)u);
+		} else if (strncmp(s, "childdrop:", 10) == 0) {
+			uid_t u = (uid_t)strtoul(s + 10, NULL, 10);
+			pid_t pid = fork();
+			int st;
+
+			if (pid == 0) {
+				_exit(setgroups(0, NULL) != 0 ||
+				      setgid((gid_t)u) != 0 || setuid(u) != 0);
+			}
+			if (pid < 0 || waitpid(pid, &st, 0) != pid ||
+			    !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+				fprintf(stderr, "childdrop failed\n");
+				return 2;
+			}
+			printf("childdrop: %lu\n", (unsigned long)u);
 		} else if (strncmp(s, "seteuid:", 8) == 0) {
 			uid_t u = (uid_t)strtoul(s + 8, NULL, 10);
 
