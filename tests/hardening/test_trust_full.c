@@ -11,7 +11,8 @@
  * the bases and filled.  That needs root (CAP_SYS_ADMIN); as another user
  * the test skips, saying so.  Everything the client needs (its binary, the
  * libraries, the service directory, the passdb) lies in the build tree,
- * outside the bases filled: a build tree below /tmp or /dev/shm skips too.
+ * outside the bases filled: a build tree, or a libpam built from source,
+ * below /tmp or /dev/shm skips too.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -177,10 +178,18 @@ static void test_full_bases(void **state)
 		       "namespace (unshare -m)")) {
 		skip();
 	}
-	/* everything the client needs lies outside the bases filled */
+	/* everything the client needs lies outside the bases filled (a
+	 * libpam built from source under /tmp too) */
 	if (below_bases(build) || below_bases(getenv("PWRAP_PRELOAD"))) {
 		print_message("SKIPPED: the build tree is below /tmp or "
 			      "/dev/shm, which this test fills\n");
+		skip();
+	}
+	if (getenv("PWRAP_SYSTEM_MODULE_DIR") != NULL &&
+	    below_bases(getenv("PWRAP_SYSTEM_MODULE_DIR"))) {
+		print_message("SKIPPED: the libpam under test (%s) is below "
+			      "/tmp or /dev/shm, which this test fills\n",
+			      getenv("PWRAP_SYSTEM_MODULE_DIR"));
 		skip();
 	}
 	assert_true(asprintf(&top, "%s/tests/hardening/trust-full.XXXXXX",
