@@ -402,6 +402,30 @@ static void test_failures(void **state)
 	assert_string_equal(s, "start PAM_SYSTEM_ERR");
 	free(s);
 }
+
+/* OpenPAM reads "other" only for the facilities the service has no line
+ * for: the trace loads no other module of it (one it cannot load would
+ * fail pam_start, which OpenPAM does not). */
+static void test_other_facilities(void **state)
+{
+	char *s;
+
+	(void)state;
+	tu_write_text(dir, "pam_broken.so", "not a shared object\n");
+	svc("svc", "auth required pam_matrix.so passdb=@D@/passdb\n"
+		   "account required pam_matrix.so passdb=@D@/passdb\n");
+	svc("other", "auth required @D@/pam_broken.so\n"
+		     "session required pam_matrix.so passdb=@D@/passdb\n"
+		     "account required @D@/pam_broken.so\n");
+	s = traced("svc", PASSWORD, "ao");
+	assert_string_equal(s,
+		"start PAM_SUCCESS; "
+		"svc:1 pam_matrix.so PAM_SUCCESS required; "
+		"= pam_authenticate PAM_SUCCESS; "
+		"other:2 pam_matrix.so PAM_SUCCESS required; "
+		"= pam_open_session PAM_SUCCESS");
+	free(s);
+}
 #endif
 
 /* pam_chauthtok: both passes, with their flags; no password anywhere. */
@@ -652,6 +676,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_setcred_frozen_chain,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_actions, setup, teardown),
+#else
+		cmocka_unit_test_setup_teardown(test_other_facilities, setup,
+						teardown),
 #endif
 		cmocka_unit_test_setup_teardown(test_chauthtok, setup,
 						teardown),
