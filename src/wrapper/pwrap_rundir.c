@@ -362,10 +362,14 @@ static int make_new(void)
 			     strerror(ENOSPC));
 			continue;
 		}
-		if (stat(b->path, &bst) != 0 || !S_ISDIR(bst.st_mode)) {
+		if (stat(b->path, &bst) != 0) {
 			note(why, sizeof(why), "%s%s: %s", b->label, b->path,
-			     S_ISDIR(bst.st_mode) ? strerror(errno)
-						  : "not a directory");
+			     strerror(errno));
+			continue;
+		}
+		if (!S_ISDIR(bst.st_mode)) {
+			note(why, sizeof(why), "%s%s: not a directory",
+			     b->label, b->path);
 			continue;
 		}
 		trusted = !pwrap_base_distrust(&bst, mine, bad, sizeof(bad));

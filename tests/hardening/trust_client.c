@@ -18,6 +18,8 @@
  *   seteuid:UID   seteuid(UID): a temporary switch
  *   childdrop:UID a forked child drops to UID (as setuid:) and ends with
  *                 _exit, as one that execs would
+ *   stackzero     zeroes 64 KiB of stack below this frame: a later call
+ *                 that reads memory it never wrote sees zeros there
  *
  * stdout is line-buffered.  Exit status: 0 every txn succeeded, 1 one
  * failed, 2 a step failed or usage.
@@ -48,6 +50,16 @@ static int conv(int n, const struct pam_message **msg,
 	}
 	*resp = r;
 	return PAM_SUCCESS;
+}
+
+/* Zeroes the stack that the next calls will use (noinline: a frame of
+ * its own). */
+__attribute__((noinline)) static void stack_zero(void)
+{
+	volatile char buf[65536];
+
+	memset((char *)buf, 0, sizeof(buf));
+	__asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 static int txn(const char *service, const char *user, const char *password,
@@ -92,6 +104,8 @@ int main(int argc, char **argv)
 			}
 		} else if (strcmp(s, "start") == 0) {
 			(void)txn(argv[1], argv[2], "", true);
+		} else if (strcmp(s, "stackzero") == 0) {
+			stack_zero();
 		} else if (strcmp(s, "dir") == 0) {
 			const char *d = getenv("PAM_WRAPPER_RUNTIME_DIR");
 
