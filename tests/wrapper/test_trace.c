@@ -657,6 +657,29 @@ static void test_symlink_owner(void **state)
 	free(target);
 }
 
+/* A FIFO at the trace's path that nobody reads (another user may plant
+ * one in a shared directory): the transaction goes on, untouched, and the
+ * failure is said; it never waits for a reader. */
+static void test_fifo_without_reader(void **state)
+{
+	char *err, *s;
+
+	(void)state;
+	svc("svc", "account required pam_matrix.so passdb=@D@/passdb\n");
+	assert_int_equal(mkfifo(trace, 0600), 0);
+	setenv("PAM_WRAPPER_TRACE", trace, 1);
+	tu_alarm(60, "test_trace: writing the trace waits for a reader");
+	tu_stderr_begin();
+	s = run("svc", PASSWORD, "m");
+	err = tu_stderr_end();
+	alarm(0);
+	unsetenv("PAM_WRAPPER_TRACE");
+	assert_string_equal(s, "start=0 m=0 end=0");
+	assert_non_null(strstr(err, "PAM_WRAPPER_TRACE: cannot write to"));
+	free(err);
+	free(s);
+}
+
 static void test_runs_unprivileged_when_asked(void **state)
 {
 	(void)state;
@@ -695,6 +718,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_relative_path, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_symlink_owner, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_without_reader, setup,
 						teardown),
 	};
 
