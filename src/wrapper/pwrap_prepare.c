@@ -213,11 +213,15 @@ bool pwrap_uid_switch(uid_t euid)
 	/* any uid only its own: one another could not use, and (root may
 	 * enter anyone's) one whose owner could swap what root reads */
 	if (owner != (uid_t)-1 && euid != owner) {
-		if (pwrap_rundir_intact()) {
+		/* (an inherited one changes nothing unless it goes: see
+		 * pwrap_rundir_drop) */
+		if (!pwrap_rundir_inherited() && pwrap_rundir_intact()) {
 			pwrap_services_save();
 		}
 		went = pwrap_rundir_drop();
-		pwrap_walk_forget();
+		if (went) {
+			pwrap_walk_forget();
+		}
 	}
 	pthread_mutex_unlock(&prep_lock);
 	return went;

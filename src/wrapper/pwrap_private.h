@@ -334,11 +334,12 @@ PWRAP_HIDDEN bool pwrap_rundir_full(void);
  * (made or inherited from the parent of a fork), or (uid_t)-1 when it
  * holds none. */
 PWRAP_HIDDEN uid_t pwrap_rundir_owner(void);
-/* Lets go of the directories this process holds, removing each that nobody
- * else holds, and forgets them: before a switch of uid after which it
- * could not remove them.  True when PAM_WRAPPER_RUNTIME_DIR needs a new
- * one: the process made the one it named, or it is gone (an inherited
- * one still held by another process stays named). */
+/* Before a switch of uid after which the process could not remove them:
+ * the directory it made (and one it inherited before that) is let go of,
+ * removed when nobody else holds it, and forgotten; one it inherited and
+ * still uses is removed and forgotten only when nobody else holds it,
+ * else left as it is.  True when PAM_WRAPPER_RUNTIME_DIR needs a new
+ * one. */
 PWRAP_HIDDEN bool pwrap_rundir_drop(void);
 /* A descriptor of conf/ checked to be the one we made (kept; never close
  * it), or -1 (errno EEXIST: replaced). */

@@ -172,36 +172,64 @@ fail:
 	return -1;
 }
 
-/* Lets go of h: closes its lock (if the descriptor is still ours) and,
- * with `remove`, removes the directory when nobody else holds it (then
- * returns true). */
-static bool held_drop(struct held *h, bool remove)
+/* Closes h's lock (if the descriptor is still ours) and removes its
+ * directory when nobody else holds it (then true).  h itself is not
+ * written: in a child of vfork(2) it is its parent's. */
+static bool held_reap(const struct held *h)
 {
+	const char *slash = h->top != NULL ? strrchr(h->top, '/') : NULL;
 	bool gone = false;
-	char *slash;
+	pwrap_path base;
 	int basefd;
 
-	if (h->top == NULL) {
-		return false;
-	}
 	if (pwrap_fd_is(h->lockfd, h->ldev, h->lino)) {
 		close(h->lockfd);
 	}
-	h->lockfd = -1;
-	slash = strrchr(h->top, '/');
-	if (remove && slash != NULL) {
-		*slash = '\0';
-		basefd = open(h->top[0] != '\0' ? h->top : "/",
-			      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (basefd >= 0) {
-			gone = pwrap_reap(basefd, slash + 1, 0, h->ldev,
-					  h->lino);
-			close(basefd);
-		}
+	if (slash == NULL || (size_t)(slash - h->top) >= sizeof(base)) {
+		return false;
 	}
+	memcpy(base, h->top, (size_t)(slash - h->top));
+	base[slash - h->top] = '\0';
+	basefd = open(base[0] != '\0' ? base : "/",
+		      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (basefd >= 0) {
+		gone = pwrap_reap(basefd, slash + 1, 0, h->ldev, h->lino);
+		close(basefd);
+	}
+	return gone;
+}
+
+/* Lets go of h: closes its lock (if the descriptor is still ours) and,
+ * with `remove`, removes the directory when nobody else holds it. */
+static void held_drop(struct held *h, bool remove)
+{
+	if (h->top == NULL) {
+		return;
+	}
+	if (remove) {
+		(void)held_reap(h);
+	} else if (pwrap_fd_is(h->lockfd, h->ldev, h->lino)) {
+		close(h->lockfd);
+	}
+	h->lockfd = -1;
 	free(h->top);
 	h->top = NULL;
-	return gone;
+}
+
+/* Forgets the current directory (its lock is let go of already). */
+static void forget_cur(void)
+{
+	if (pwrap_fd_is(rd.conffd, rd.cdev, rd.cino)) {
+		close(rd.conffd);
+	}
+	rd.conffd = -1;
+	free(rd.cur.top);
+	rd.cur.top = NULL;
+	rd.cur.lockfd = -1;
+	free(rd.svc);
+	free(rd.conf);
+	rd.svc = rd.conf = NULL;
+	rd.full = false;
 }
 
 /*
@@ -212,22 +240,14 @@ static bool held_drop(struct held *h, bool remove)
  */
 static void retire(bool remove)
 {
-	if (pwrap_fd_is(rd.conffd, rd.cdev, rd.cino)) {
-		close(rd.conffd);
-	}
-	rd.conffd = -1;
 	if (rd.cur.top != NULL && rd.owner != getpid() && !rd.keep) {
 		held_drop(&rd.prev, true);
 		rd.prev = rd.cur;
+		rd.cur.top = NULL;
 	} else {
 		held_drop(&rd.cur, remove && !rd.keep);
 	}
-	rd.cur.top = NULL;
-	rd.cur.lockfd = -1;
-	free(rd.svc);
-	free(rd.conf);
-	rd.svc = rd.conf = NULL;
-	rd.full = false;
+	forget_cur();
 }
 
 /*
@@ -499,20 +519,26 @@ int pwrap_rundir_ensure(void)
 
 bool pwrap_rundir_drop(void)
 {
-	bool made = rd.cur.top != NULL && rd.owner == getpid();
-	bool gone;
-
-	if (rd.cur.top == NULL && rd.prev.top == NULL) {
+	if (rd.cur.top != NULL && rd.owner == getpid()) {
+		PWRAP_LOG(PWRAP_LOG_DEBUG, "removing runtime directory %s "
+			  "before the switch of uid", rd.cur.top);
+		/* the one inherited before it too: after daemon(3) nobody
+		 * else would */
+		held_drop(&rd.prev, !rd.keep);
+		retire(true);
+		return true;
+	}
+	/* Inherited: removed only when the parent holds it no more (after
+	 * daemon(3)).  Nothing of rd changes unless it went: a child of
+	 * vfork(2) shares its parent's memory (and cannot remove what its
+	 * parent holds). */
+	if (rd.cur.top == NULL || rd.keep || !held_reap(&rd.cur)) {
 		return false;
 	}
-	PWRAP_LOG(PWRAP_LOG_DEBUG, "removing runtime directory %s before the "
-		  "switch of uid (unless another process holds it)",
-		  rd.cur.top != NULL ? rd.cur.top : rd.prev.top);
-	/* an inherited one too: after daemon(3) nobody else would */
-	(void)held_drop(&rd.prev, !rd.keep);
-	retire(true);		/* (an inherited cur becomes prev) */
-	gone = held_drop(&rd.prev, !rd.keep);
-	return made || gone;
+	PWRAP_LOG(PWRAP_LOG_DEBUG, "removed the inherited runtime directory "
+		  "%s before the switch of uid", rd.cur.top);
+	forget_cur();
+	return true;
 }
 
 uid_t pwrap_rundir_owner(void)

@@ -396,30 +396,42 @@ static void test_daemon_then_drop(void **state)
 
 /* A forked child that drops to nobody and ends with _exit (as one that
  * execs): its parent still holds the directory they share, so the child
- * makes none of its own, which nobody would remove. */
+ * makes none of its own, which nobody would remove; and the parent goes
+ * on with its directory, also after a child of vfork(2) did so. */
 static void test_child_drop_leaves_nothing(void **state)
 {
-	static const char *const steps[] = {
+	static const char *const fork_steps[] = {
 		"txn:" PW, "childdrop:65534", "dir", "txn:" PW, "dir", NULL
 	};
+	/* a child of vfork(2) shares the parent's memory: what it does
+	 * before the switch must not change the parent's directory */
+	static const char *const vfork_steps[] = {
+		"txn:" PW, "vforkdrop:65534", "dir", "txn:" PW, "dir", NULL
+	};
+	const char *const *const cases[] = { fork_steps, vfork_steps };
 	struct trust_ctx *c = *state;
-	char *out, *d0, *d1;
 
 	if (!trust_need_root("dropping from root to nobody")) {
 		skip();
 	}
 	assert_int_equal(chmod(c->f.tmp, 01777), 0);
-	assert_int_equal(trust_run(c->f.env, "alice", steps, &out), 0);
-	assert_int_equal(trust_count(out, "txn: 0\n"), 2);
-	d0 = trust_nth_dir(out, 0);
-	d1 = trust_nth_dir(out, 1);
-	assert_string_equal(d0, d1);
-	if (tu_wait_empty(c->f.tmp, 10) != 0) {
-		fail_msg("a directory is left in %s:\n%s", c->f.tmp, out);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out, *d0, *d1;
+
+		assert_int_equal(trust_run(c->f.env, "alice", cases[i], &out),
+				 0);
+		assert_int_equal(trust_count(out, "txn: 0\n"), 2);
+		d0 = trust_nth_dir(out, 0);
+		d1 = trust_nth_dir(out, 1);
+		assert_string_equal(d0, d1);
+		if (tu_wait_empty(c->f.tmp, 10) != 0) {
+			fail_msg("case %zu: a directory is left in %s:\n%s",
+				 i, c->f.tmp, out);
+		}
+		free(d0);
+		free(d1);
+		free(out);
 	}
-	free(d0);
-	free(d1);
-	free(out);
 }
 
 /* Preloaded, PAM_WRAPPER_SERVICE_DIR set, PAM_WRAPPER not 1: the test

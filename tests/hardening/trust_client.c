@@ -18,6 +18,8 @@
  *   seteuid:UID   seteuid(UID): a temporary switch
  *   childdrop:UID a forked child drops to UID (as setuid:) and ends with
  *                 _exit, as one that execs would
+ *   vforkdrop:UID the same from a child of vfork(2), which shares this
+ *                 process's memory until it ends
  *   stackzero     zeroes 64 KiB of stack below this frame: a later call
  *                 that reads memory it never wrote sees zeros there
  *
@@ -130,9 +132,10 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			printf("setuid: %lu\n", (unsigned long)u);
-		} else if (strncmp(s, "childdrop:", 10) == 0) {
+		} else if (strncmp(s, "childdrop:", 10) == 0 ||
+			   strncmp(s, "vforkdrop:", 10) == 0) {
 			uid_t u = (uid_t)strtoul(s + 10, NULL, 10);
-			pid_t pid = fork();
+			pid_t pid = s[0] == 'v' ? vfork() : fork();
 			int st;
 
 			if (pid == 0) {
@@ -144,7 +147,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "childdrop failed\n");
 				return 2;
 			}
-			printf("childdrop: %lu\n", (unsigned long)u);
+			printf("%.9s: %lu\n", s, (unsigned long)u);
 		} else if (strncmp(s, "seteuid:", 8) == 0) {
 			uid_t u = (uid_t)strtoul(s + 8, NULL, 10);
 
