@@ -210,14 +210,18 @@ bool pwrap_uid_switch(uid_t euid)
 
 	pthread_mutex_lock(&prep_lock);
 	owner = pwrap_rundir_owner();
-	/* root may use anyone's directory; any other uid only its own */
-	if (owner != (uid_t)-1 && euid != owner && euid != 0) {
-		if (pwrap_rundir_intact()) {
+	/* any uid only its own: one another could not use, and (root may
+	 * enter anyone's) one whose owner could swap what root reads */
+	if (owner != (uid_t)-1 && euid != owner) {
+		/* (an inherited one changes nothing unless it goes: see
+		 * pwrap_rundir_drop) */
+		if (!pwrap_rundir_inherited() && pwrap_rundir_intact()) {
 			pwrap_services_save();
 		}
-		pwrap_rundir_drop();
-		pwrap_walk_forget();
-		went = true;
+		went = pwrap_rundir_drop();
+		if (went) {
+			pwrap_walk_forget();
+		}
 	}
 	pthread_mutex_unlock(&prep_lock);
 	return went;

@@ -314,8 +314,9 @@ struct pwrap_rundir {
 PWRAP_HIDDEN bool pwrap_fd_is(int fd, dev_t dev, ino_t ino);
 /* Removes base/name (basefd stays open) if nobody holds its lock and it
  * is ours: its .lock is the file (ldev, lino), or, with lino 0 (the
- * sweep), the directory belongs to uid (pwrap_sweep.c). */
-PWRAP_HIDDEN void pwrap_reap(int basefd, const char *name, uid_t uid,
+ * sweep), the directory belongs to uid (pwrap_sweep.c).  True when it
+ * removed it. */
+PWRAP_HIDDEN bool pwrap_reap(int basefd, const char *name, uid_t uid,
 			     dev_t ldev, ino_t lino);
 /* Removes the unused runtime directories of uid in base, except mine. */
 PWRAP_HIDDEN void pwrap_sweep(const char *base, const char *mine, uid_t uid);
@@ -344,12 +345,17 @@ PWRAP_HIDDEN bool pwrap_rundir_inherited(void);
  * base.  The caller logs such a failure at debug level only. */
 PWRAP_HIDDEN bool pwrap_rundir_no_space(int err);
 PWRAP_HIDDEN bool pwrap_rundir_full(void);
-/* The real file-system uid that owns the directory this process made, or
- * (uid_t)-1 when it made none. */
+/* The real file-system uid that owns the directories this process holds
+ * (made or inherited from the parent of a fork), or (uid_t)-1 when it
+ * holds none. */
 PWRAP_HIDDEN uid_t pwrap_rundir_owner(void);
-/* Removes the directory this process made (when nobody else holds it) and
- * forgets it: before a switch of uid after which it could not. */
-PWRAP_HIDDEN void pwrap_rundir_drop(void);
+/* Before a switch of uid after which the process could not remove them:
+ * the directory it made (and one it inherited before that) is let go of,
+ * removed when nobody else holds it, and forgotten; one it inherited and
+ * still uses is removed and forgotten only when nobody else holds it,
+ * else left as it is.  True when PAM_WRAPPER_RUNTIME_DIR needs a new
+ * one. */
+PWRAP_HIDDEN bool pwrap_rundir_drop(void);
 /* A descriptor of conf/ checked to be the one we made (kept; never close
  * it), or -1 (errno EEXIST: replaced). */
 PWRAP_HIDDEN int pwrap_rundir_conf_fd(void);
@@ -372,10 +378,11 @@ PWRAP_HIDDEN int pwrap_prepare(const char *service, const char *svcdir,
  * preparation lock: never call it with that lock held. */
 PWRAP_HIDDEN int pwrap_prepared_open(const char *name);
 
-/* Before the process switches its effective uid to euid: a runtime
- * directory it made goes first if the new uid could not use or remove it
- * (pwrap_uid.c); true when it went (pwrap_runtime_now makes the next one
- * after the switch).  Takes the preparation lock. */
+/* Before the process switches its effective uid to euid: the runtime
+ * directories it holds (made or inherited) go first unless they are
+ * euid's (pwrap_uid.c); true when PAM_WRAPPER_RUNTIME_DIR needs a new one
+ * (pwrap_runtime_now makes it after the switch).  Takes the preparation
+ * lock. */
 PWRAP_HIDDEN bool pwrap_uid_switch(uid_t euid);
 
 /*

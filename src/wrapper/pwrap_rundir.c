@@ -34,7 +34,8 @@
  * removes it at exit if nobody else holds it: a program that calls
  * daemon(3) (whose parent ends with _exit) leaves nothing.  Before the
  * process switches its effective uid away from the owner (it could not
- * remove the directory afterwards), the directory goes (pwrap_uid.c).
+ * remove the directory afterwards), the directories it holds, made or
+ * inherited, go unless another process holds them (pwrap_uid.c).
  * After _exit, exec or a kill, the next wrapped process of the same user
  * that makes a directory removes every directory whose lock it can take
  * (the sweep, pwrap_sweep.c).  Kept directories (PAM_WRAPPER_KEEP_DIR=1)
@@ -171,32 +172,64 @@ fail:
 	return -1;
 }
 
+/* Closes h's lock (if the descriptor is still ours) and removes its
+ * directory when nobody else holds it (then true).  h itself is not
+ * written: in a child of vfork(2) it is its parent's. */
+static bool held_reap(const struct held *h)
+{
+	const char *slash = h->top != NULL ? strrchr(h->top, '/') : NULL;
+	bool gone = false;
+	pwrap_path base;
+	int basefd;
+
+	if (pwrap_fd_is(h->lockfd, h->ldev, h->lino)) {
+		close(h->lockfd);
+	}
+	if (slash == NULL || (size_t)(slash - h->top) >= sizeof(base)) {
+		return false;
+	}
+	memcpy(base, h->top, (size_t)(slash - h->top));
+	base[slash - h->top] = '\0';
+	basefd = open(base[0] != '\0' ? base : "/",
+		      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (basefd >= 0) {
+		gone = pwrap_reap(basefd, slash + 1, 0, h->ldev, h->lino);
+		close(basefd);
+	}
+	return gone;
+}
+
 /* Lets go of h: closes its lock (if the descriptor is still ours) and,
  * with `remove`, removes the directory when nobody else holds it. */
 static void held_drop(struct held *h, bool remove)
 {
-	char *slash;
-	int basefd;
-
 	if (h->top == NULL) {
 		return;
 	}
-	if (pwrap_fd_is(h->lockfd, h->ldev, h->lino)) {
+	if (remove) {
+		(void)held_reap(h);
+	} else if (pwrap_fd_is(h->lockfd, h->ldev, h->lino)) {
 		close(h->lockfd);
 	}
 	h->lockfd = -1;
-	slash = strrchr(h->top, '/');
-	if (remove && slash != NULL) {
-		*slash = '\0';
-		basefd = open(h->top[0] != '\0' ? h->top : "/",
-			      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (basefd >= 0) {
-			pwrap_reap(basefd, slash + 1, 0, h->ldev, h->lino);
-			close(basefd);
-		}
-	}
 	free(h->top);
 	h->top = NULL;
+}
+
+/* Forgets the current directory (its lock is let go of already). */
+static void forget_cur(void)
+{
+	if (pwrap_fd_is(rd.conffd, rd.cdev, rd.cino)) {
+		close(rd.conffd);
+	}
+	rd.conffd = -1;
+	free(rd.cur.top);
+	rd.cur.top = NULL;
+	rd.cur.lockfd = -1;
+	free(rd.svc);
+	free(rd.conf);
+	rd.svc = rd.conf = NULL;
+	rd.full = false;
 }
 
 /*
@@ -207,22 +240,14 @@ static void held_drop(struct held *h, bool remove)
  */
 static void retire(bool remove)
 {
-	if (pwrap_fd_is(rd.conffd, rd.cdev, rd.cino)) {
-		close(rd.conffd);
-	}
-	rd.conffd = -1;
 	if (rd.cur.top != NULL && rd.owner != getpid() && !rd.keep) {
 		held_drop(&rd.prev, true);
 		rd.prev = rd.cur;
+		rd.cur.top = NULL;
 	} else {
 		held_drop(&rd.cur, remove && !rd.keep);
 	}
-	rd.cur.top = NULL;
-	rd.cur.lockfd = -1;
-	free(rd.svc);
-	free(rd.conf);
-	rd.svc = rd.conf = NULL;
-	rd.full = false;
+	forget_cur();
 }
 
 /*
@@ -357,10 +382,14 @@ static int make_new(void)
 			     strerror(ENOSPC));
 			continue;
 		}
-		if (stat(b->path, &bst) != 0 || !S_ISDIR(bst.st_mode)) {
+		if (stat(b->path, &bst) != 0) {
 			note(why, sizeof(why), "%s%s: %s", b->label, b->path,
-			     S_ISDIR(bst.st_mode) ? strerror(errno)
-						  : "not a directory");
+			     strerror(errno));
+			continue;
+		}
+		if (!S_ISDIR(bst.st_mode)) {
+			note(why, sizeof(why), "%s%s: not a directory",
+			     b->label, b->path);
 			continue;
 		}
 		trusted = !pwrap_base_distrust(&bst, mine, bad, sizeof(bad));
@@ -488,19 +517,34 @@ int pwrap_rundir_ensure(void)
 	return make_new() == 0 ? 1 : -1;
 }
 
-void pwrap_rundir_drop(void)
+bool pwrap_rundir_drop(void)
 {
 	if (rd.cur.top != NULL && rd.owner == getpid()) {
 		PWRAP_LOG(PWRAP_LOG_DEBUG, "removing runtime directory %s "
 			  "before the switch of uid", rd.cur.top);
+		/* the one inherited before it too: after daemon(3) nobody
+		 * else would */
+		held_drop(&rd.prev, !rd.keep);
 		retire(true);
+		return true;
 	}
+	/* Inherited: removed only when the parent holds it no more (after
+	 * daemon(3)).  Nothing of rd changes unless it went: a child of
+	 * vfork(2) shares its parent's memory (and cannot remove what its
+	 * parent holds). */
+	if (rd.cur.top == NULL || rd.keep || !held_reap(&rd.cur)) {
+		return false;
+	}
+	PWRAP_LOG(PWRAP_LOG_DEBUG, "removed the inherited runtime directory "
+		  "%s before the switch of uid", rd.cur.top);
+	forget_cur();
+	return true;
 }
 
 uid_t pwrap_rundir_owner(void)
 {
-	return rd.cur.top != NULL && rd.owner == getpid() ? rd.fsuid
-							   : (uid_t)-1;
+	return rd.cur.top != NULL || rd.prev.top != NULL ? rd.fsuid
+							 : (uid_t)-1;
 }
 
 int pwrap_rundir_conf_fd(void)

@@ -11,7 +11,9 @@
  * A forked child gets a runtime directory of its own (so that what it
  * copies never looks like a test's file to its parent) and takes the
  * parent's test-written files along; so does a new directory that replaces
- * a full one, or one removed before a switch of uid.
+ * a full one, or one removed before a switch of uid.  Only files from a
+ * directory of root or of the new directory's owner are taken along: after
+ * a switch back to root, what the other user could write is left behind.
  *
  * Called with the preparation lock held (pwrap_prepare.c).
  */
@@ -39,6 +41,7 @@ struct saved {
 	struct pwrap_entry e;	/* first */
 	char *buf;
 	size_t len;
+	uid_t from;		/* owner of the directory it was in */
 };
 
 static struct pwrap_entry *copies;	/* of struct copy */
@@ -240,7 +243,8 @@ static void saved_free(void)
 void pwrap_services_save(void)
 {
 	const char *svc = pwrap_rundir()->svc;
-	DIR *d = svc != NULL ? opendir(svc) : NULL;
+	struct stat dst;
+	DIR *d = svc != NULL && stat(svc, &dst) == 0 ? opendir(svc) : NULL;
 	struct dirent *de;
 
 	while (d != NULL && (de = readdir(d)) != NULL) {
@@ -267,6 +271,7 @@ void pwrap_services_save(void)
 			free(h);
 			continue;
 		}
+		h->from = dst.st_uid;
 		pwrap_list_push(&saved, &h->e);
 	}
 	if (d != NULL) {
@@ -285,6 +290,7 @@ void pwrap_services_fill(const struct pwrap_source *src)
 	const char *svc = pwrap_rundir()->svc;
 	DIR *d = src != NULL ? opendir(src->dir) : NULL;
 	struct dirent *de;
+	struct stat nst;
 
 	copies_free();
 	/* A missing or unreadable service dir leaves services/ empty;
@@ -307,10 +313,23 @@ void pwrap_services_fill(const struct pwrap_source *src)
 	if (pwrap_rundir_full()) {
 		return;	/* saved is kept for the directory in the next base */
 	}
+	if (svc == NULL || stat(svc, &nst) != 0) {
+		return;
+	}
 	for (const struct pwrap_entry *e = saved; e != NULL; e = e->next) {
 		const struct saved *h = (const struct saved *)e;
 		pwrap_path path;
 
+		if (h->from != 0 && h->from != nst.st_uid) {
+			/* uid `from` could have written it: not for another
+			 * uid, root included */
+			PWRAP_LOG(PWRAP_LOG_NOTICE, "not taking %s, written "
+				  "into services/ of a directory of uid %lu, "
+				  "into %s (uid %lu's)", h->e.name,
+				  (unsigned long)h->from, svc,
+				  (unsigned long)nst.st_uid);
+			continue;
+		}
 		if (pwrap_pjoin(path, svc, h->e.name) &&
 		    pwrap_write_file(path, h->buf, h->len, false) != 0 &&
 		    pwrap_rundir_no_space(errno)) {

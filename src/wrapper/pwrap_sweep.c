@@ -29,10 +29,11 @@ bool pwrap_fd_is(int fd, dev_t dev, ino_t ino)
 	       st.st_ino == ino;
 }
 
-void pwrap_reap(int basefd, const char *name, uid_t uid, dev_t ldev,
+bool pwrap_reap(int basefd, const char *name, uid_t uid, dev_t ldev,
 		ino_t lino)
 {
 	bool want = lino != 0;
+	bool gone = false;
 	struct stat st, lst;
 	int dfd = -1;
 	int lfd = -1;
@@ -68,15 +69,15 @@ void pwrap_reap(int basefd, const char *name, uid_t uid, dev_t ldev,
 		pwrap_rmtree_at(sub, PWRAP_LOCK_NAME);	/* closes sub */
 	}
 	(void)unlinkat(dfd, PWRAP_LOCK_NAME, 0);
-	if (unlinkat(basefd, name, AT_REMOVEDIR) != 0 &&
-	    (errno == ENOTEMPTY || errno == EEXIST)) {
+	gone = unlinkat(basefd, name, AT_REMOVEDIR) == 0;
+	if (!gone && (errno == ENOTEMPTY || errno == EEXIST)) {
 		/* an entry the first pass did not see (we still hold the
 		 * lock, so nobody else is in here) */
 		sub = dup(dfd);
 		if (sub >= 0) {
 			pwrap_rmtree_at(sub, NULL);
 		}
-		(void)unlinkat(basefd, name, AT_REMOVEDIR);
+		gone = unlinkat(basefd, name, AT_REMOVEDIR) == 0;
 	}
 out:
 	if (lfd >= 0) {
@@ -85,6 +86,7 @@ out:
 	if (dfd >= 0) {
 		close(dfd);
 	}
+	return gone;
 }
 
 /* Whether name is a runtime directory's (not a kept one's). */

@@ -183,10 +183,13 @@ __attribute__((destructor)) static void lines_fini(void)
 /* ---- which lines libpam reads --------------------------------------------- */
 
 /* This thread's transaction: traced (the walk rewrites for the trace),
- * collecting (a pam_start: the lines read are loaded afterwards). */
+ * collecting (a pam_start: the lines read are loaded afterwards).  A file
+ * walked for every stack is the service's or, after it, "other" (includes
+ * are walked for one stack): n_first counts the lines of the first. */
 static _Thread_local bool active, collect;
 static _Thread_local const struct pwrap_trace_line **walked;
-static _Thread_local size_t n_walked;
+static _Thread_local size_t n_walked, n_first;
+static _Thread_local unsigned roots;
 
 bool pwrap_trace_active(void)
 {
@@ -198,9 +201,7 @@ void pwrap_trace_set_active(bool on, bool collect_walked)
 	active = on;
 	collect = on && collect_walked;
 	if (!collect) {
-		free(walked);
-		walked = NULL;
-		n_walked = 0;
+		pwrap_trace_walk_begin();
 	}
 }
 
@@ -208,8 +209,23 @@ void pwrap_trace_walk_begin(void)
 {
 	free(walked);
 	walked = NULL;
-	n_walked = 0;
+	n_walked = n_first = 0;
+	roots = 0;
 }
+
+#if defined(PWRAP_OPENPAM)
+/* Whether the service's own lines (the first n_first) include one of
+ * stack: OpenPAM then does not read "other" for it. */
+static bool first_has(enum pwrap_stack stack)
+{
+	for (size_t j = 0; j < n_first; j++) {
+		if (walked[j]->stack == stack) {
+			return true;
+		}
+	}
+	return false;
+}
+#endif
 
 void pwrap_trace_walked(const char *gpath, enum pwrap_stack asked)
 {
@@ -217,6 +233,9 @@ void pwrap_trace_walked(const char *gpath, enum pwrap_stack asked)
 
 	if (!collect) {
 		return;
+	}
+	if (asked == PWRAP_STACK_ANY && ++roots == 2) {
+		n_first = n_walked;
 	}
 	pthread_mutex_lock(&lines_lock);
 	f = (const struct tfile *)pwrap_list_find(files, gpath);
@@ -227,6 +246,13 @@ void pwrap_trace_walked(const char *gpath, enum pwrap_stack asked)
 		if (!pwrap_stack_reads(f->v[i]->stack, asked)) {
 			continue;
 		}
+#if defined(PWRAP_OPENPAM)
+		/* "other" only for the facilities the service lacks
+		 * (Linux-PAM reads all of it) */
+		if (roots >= 2 && first_has(f->v[i]->stack)) {
+			continue;
+		}
+#endif
 		for (j = 0; j < n_walked && walked[j] != f->v[i]; j++) {
 		}
 		if (j < n_walked) {
@@ -248,7 +274,7 @@ const struct pwrap_trace_line **pwrap_trace_walked_lines(size_t *n)
 
 	*n = n_walked;
 	walked = NULL;
-	n_walked = 0;
+	pwrap_trace_walk_begin();
 	return v;
 }
 

@@ -483,24 +483,31 @@ enum pwrap_trace_fmt pwrap_trace_fmt_env(void)
 /* ---- the file ---------------------------------------------------------- */
 
 /* Opens dest for appending: a symbolic link only when root or the real
- * user owns it (not one another user planted in a shared directory). */
+ * user owns it (not one another user planted in a shared directory).  A
+ * FIFO without a reader fails (ENXIO) instead of blocking the
+ * application; the descriptor returned blocks as usual. */
 static int open_dest(const char *dest)
 {
-	const int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC;
+	const int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+			  O_NONBLOCK;
 	struct stat st;
 	int fd = open(dest, flags | O_NOFOLLOW, 0600);
 
-	if (fd >= 0 || (errno != ELOOP && errno != EMLINK)) {
-		return fd;
+	if (fd < 0 && (errno == ELOOP || errno == EMLINK)) {
+		if (lstat(dest, &st) != 0 || !S_ISLNK(st.st_mode)) {
+			return -1;
+		}
+		if (st.st_uid != 0 && st.st_uid != getuid()) {
+			errno = EPERM;
+			return -1;
+		}
+		fd = open(dest, flags, 0600);
 	}
-	if (lstat(dest, &st) != 0 || !S_ISLNK(st.st_mode)) {
+	if (fd >= 0 && fcntl(fd, F_SETFL, O_APPEND) != 0) {
+		close(fd);
 		return -1;
 	}
-	if (st.st_uid != 0 && st.st_uid != getuid()) {
-		errno = EPERM;
-		return -1;
-	}
-	return open(dest, flags, 0600);
+	return fd;
 }
 
 static pthread_mutex_t failed_lock = PTHREAD_MUTEX_INITIALIZER;

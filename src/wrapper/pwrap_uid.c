@@ -6,8 +6,9 @@
  * afterwards the process could neither use it (mode 0700) nor remove it,
  * and root's directory would outlive it.  Right after the switch a new one
  * is made, as the new uid, with those files: PAM_WRAPPER_RUNTIME_DIR never
- * names a directory that is gone.  Root may use anyone's, so a switch to
- * uid 0 changes nothing.  Everything else is the next
+ * names a directory that is gone.  A switch back to root replaces the
+ * directory too: root could use another user's, but that user could put
+ * any stack into it.  Everything else is the next
  * definition's (the C library's, or uid_wrapper's when it comes later in
  * LD_PRELOAD; when it comes first, no real switch happens and we are not
  * called).  In a process that made no directory these only forward.

@@ -20,17 +20,25 @@
  *   syslog_masked_before_cut  a password across the old 2 KiB cut of a
  *                          module's log line is masked all the same
  *   daemon_leaves_nothing  daemon(3): no directory outlives the processes
+ *   daemon_then_drop       daemon(3), then a drop from root to nobody: the
+ *                          parent's directory does not outlive them (root)
+ *   child_drop_leaves_nothing  a forked child drops to nobody and _exits:
+ *                          it leaves no directory of its own (root)
  *   not_enabled_said       preloaded with a service directory but
  *                          PAM_WRAPPER not 1: one line per process
  *   uid_drop               root drops to nobody (setuid) or switches for a
  *                          while (seteuid): a new directory at once, no
  *                          error, nothing left (root)
+ *   uid_back_to_root       root switches to nobody and back: root never
+ *                          reads a directory nobody owns (root)
  *
  * Tests that need root say so and skip when run as another user.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <security/pam_appl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -49,6 +57,16 @@
 #define SERVICE TRUST_SERVICE
 #define PW TRUST_PW
 #define NOBODY 65534
+
+/* What the client prints for a wrong password (PAM_AUTH_ERR: 7 on
+ * Linux-PAM, 9 on OpenPAM, where it is not a macro). */
+static const char *txn_auth_err(void)
+{
+	static char line[32];
+
+	snprintf(line, sizeof(line), "txn: %d\n", (int)PAM_AUTH_ERR);
+	return line;
+}
 #define PERMIT \
 	"auth sufficient pam_permit.so\naccount sufficient pam_permit.so\n"
 
@@ -245,7 +263,7 @@ static void swap_between(struct trust_ctx *c, bool whole)
 	}
 	assert_int_equal(pause_finish(&p), 1);
 	/* PAM_AUTH_ERR, not the permissive stack */
-	assert_non_null(strstr(p.out, "txn: 7\n"));
+	assert_non_null(strstr(p.out, txn_auth_err()));
 	assert_non_null(strstr(p.out, "renamed or replaced"));
 	free(svc);
 	svc = trust_nth_dir(p.out, 1);
@@ -325,6 +343,95 @@ static void test_daemon_leaves_nothing(void **state)
 	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
 	free(out);
 	free(argv);
+}
+
+/*
+ * A root daemon that drops to nobody (daemon(3), then setuid): the parent's
+ * runtime directory, which the daemon holds after the parent's _exit, is
+ * root's; after the switch the daemon could not remove it.  Nothing may be
+ * left, whether the daemon used PAM before the switch or only after.
+ */
+static void test_daemon_then_drop(void **state)
+{
+	static const char *const after_only[] = {
+		"daemon", "wait", "setuid:65534", "txn:" PW, NULL
+	};
+	static const char *const before_too[] = {
+		"daemon", "wait", "txn:" PW, "setuid:65534", "txn:" PW, NULL
+	};
+	const char *const *const cases[] = { after_only, before_too };
+	struct trust_ctx *c = *state;
+
+	if (!trust_need_root("dropping from root to nobody")) {
+		skip();
+	}
+	assert_int_equal(chmod(c->f.tmp, 01777), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct paused p;
+		char buf[4096];
+		size_t n, len;
+
+		pause_start(&p, c->f.env, cases[i]);
+		/* daemon(3)'s parent is gone: the daemon alone holds it */
+		assert_int_equal(tu_wait_bounded(p.pid, 30), 0);
+		assert_int_equal(write(p.gate, "x", 1), 1);
+		close(p.gate);
+		/* the daemon's end: it held the pipe */
+		while ((n = fread(buf, 1, sizeof(buf), p.o)) > 0) {
+			len = strlen(p.out);
+			p.out = realloc(p.out, len + n + 1);
+			memcpy(p.out + len, buf, n);
+			p.out[len + n] = '\0';
+		}
+		fclose(p.o);
+		assert_int_equal(trust_count(p.out, "txn: 0\n"), (int)i + 1);
+		assert_null(strstr(p.out, "PWRAP_ERROR"));
+		if (tu_wait_empty(c->f.tmp, 10) != 0) {
+			fail_msg("case %zu: a directory is left in %s; the "
+				 "daemon said:\n%s", i, c->f.tmp, p.out);
+		}
+		free(p.out);
+	}
+}
+
+/* A forked child that drops to nobody and ends with _exit (as one that
+ * execs): its parent still holds the directory they share, so the child
+ * makes none of its own, which nobody would remove; and the parent goes
+ * on with its directory, also after a child of vfork(2) did so. */
+static void test_child_drop_leaves_nothing(void **state)
+{
+	static const char *const fork_steps[] = {
+		"txn:" PW, "childdrop:65534", "dir", "txn:" PW, "dir", NULL
+	};
+	/* a child of vfork(2) shares the parent's memory: what it does
+	 * before the switch must not change the parent's directory */
+	static const char *const vfork_steps[] = {
+		"txn:" PW, "vforkdrop:65534", "dir", "txn:" PW, "dir", NULL
+	};
+	const char *const *const cases[] = { fork_steps, vfork_steps };
+	struct trust_ctx *c = *state;
+
+	if (!trust_need_root("dropping from root to nobody")) {
+		skip();
+	}
+	assert_int_equal(chmod(c->f.tmp, 01777), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out, *d0, *d1;
+
+		assert_int_equal(trust_run(c->f.env, "alice", cases[i], &out),
+				 0);
+		assert_int_equal(trust_count(out, "txn: 0\n"), 2);
+		d0 = trust_nth_dir(out, 0);
+		d1 = trust_nth_dir(out, 1);
+		assert_string_equal(d0, d1);
+		if (tu_wait_empty(c->f.tmp, 10) != 0) {
+			fail_msg("case %zu: a directory is left in %s:\n%s",
+				 i, c->f.tmp, out);
+		}
+		free(d0);
+		free(d1);
+		free(out);
+	}
 }
 
 /* Preloaded, PAM_WRAPPER_SERVICE_DIR set, PAM_WRAPPER not 1: the test
@@ -412,6 +519,108 @@ static void test_uid_drop(void **state)
 	free(out);
 }
 
+/*
+ * As nobody (a child process): puts a stack that lets anyone in at
+ * top/sub/SERVICE of a runtime directory.  Whether it could.
+ */
+static bool plant_as_nobody(const char *top, const char *sub)
+{
+	int st;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *tmp = NULL, *dst = NULL;
+		int fd;
+
+		tu_child_signals();
+		if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 ||
+		    setuid(NOBODY) != 0 ||
+		    asprintf(&tmp, "%s/%s/.evil", top, sub) < 0 ||
+		    asprintf(&dst, "%s/%s/%s", top, sub, SERVICE) < 0) {
+			_exit(2);
+		}
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || write(fd, PERMIT, strlen(PERMIT)) < 0 ||
+		    close(fd) != 0 || rename(tmp, dst) != 0) {
+			_exit(1);
+		}
+		_exit(0);
+	}
+	st = tu_wait(pid);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* The top of the runtime directory of the client's first "dir" line. */
+static char *first_top(const char *out)
+{
+	char *svc = trust_nth_dir(out, 0);
+	char *top = strndup(svc, (size_t)(strrchr(svc, '/') - svc));
+
+	free(svc);
+	return top;
+}
+
+/*
+ * Root switches to nobody for a while and back: root's transactions after
+ * that must read nothing nobody could have written, whatever nobody does
+ * meanwhile: neither a directory nobody owns (its conf/ replaced after
+ * the switch back) nor a file nobody put into services/ of the directory
+ * used while the process ran as nobody (carried along at the switch).
+ */
+static void test_uid_back_to_root(void **state)
+{
+	static const char *const conf_steps[] = {
+		"txn:" PW, "seteuid:65534", "txn:" PW, "seteuid:0",
+		"txn:" PW, "dir", "wait", "txn:wrong", NULL
+	};
+	static const char *const svc_steps[] = {
+		"txn:" PW, "seteuid:65534", "txn:" PW, "dir", "wait",
+		"seteuid:0", "txn:wrong", NULL
+	};
+	struct trust_ctx *c = *state;
+	struct paused p;
+	struct stat st;
+	char *top;
+	bool planted;
+	int rc;
+
+	if (!trust_need_root("switching from root to nobody and back")) {
+		skip();
+	}
+	assert_int_equal(chmod(c->f.tmp, 01777), 0);
+	pause_start(&p, c->f.env, conf_steps);
+	assert_int_equal(trust_count(p.out, "txn: 0\n"), 3);
+	top = first_top(p.out);
+	assert_int_equal(stat(top, &st), 0);
+	planted = plant_as_nobody(top, "conf");
+	rc = pause_finish(&p);
+	if (planted || rc != 1 || strstr(p.out, txn_auth_err()) == NULL ||
+	    st.st_uid != 0) {
+		fail_msg("root's runtime directory %s is uid %lu's; nobody %s "
+			 "replace its conf/%s; the wrong password gave:\n%s",
+			 top, (unsigned long)st.st_uid,
+			 planted ? "could" : "could not", SERVICE, p.out);
+	}
+	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	free(top);
+	free(p.out);
+
+	pause_start(&p, c->f.env, svc_steps);
+	top = first_top(p.out);
+	/* nobody's own directory: nobody may write there */
+	assert_true(plant_as_nobody(top, "services"));
+	rc = pause_finish(&p);
+	if (rc != 1 || strstr(p.out, txn_auth_err()) == NULL) {
+		fail_msg("root read services/%s that nobody put into %s; the "
+			 "wrong password gave:\n%s", SERVICE, top, p.out);
+	}
+	assert_non_null(strstr(p.out, "not taking " SERVICE ", written"));
+	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	free(top);
+	free(p.out);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, trust_setup, trust_teardown)
 
 int main(void)
@@ -424,8 +633,11 @@ int main(void)
 		T(test_conf_replaced),
 		T(test_syslog_masked_before_cut),
 		T(test_daemon_leaves_nothing),
+		T(test_daemon_then_drop),
+		T(test_child_drop_leaves_nothing),
 		T(test_not_enabled_said),
 		T(test_uid_drop),
+		T(test_uid_back_to_root),
 	};
 
 	tu_alarm(280, "test_trust: a test hangs");

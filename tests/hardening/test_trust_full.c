@@ -11,7 +11,8 @@
  * the bases and filled.  That needs root (CAP_SYS_ADMIN); as another user
  * the test skips, saying so.  Everything the client needs (its binary, the
  * libraries, the service directory, the passdb) lies in the build tree,
- * outside the bases filled: a build tree below /tmp or /dev/shm skips too.
+ * outside the bases filled: a build tree, or a libpam built from source,
+ * below /tmp or /dev/shm skips too.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -85,14 +86,19 @@ static int left_in(const char *dir)
 
 /*
  * In a child in a mount namespace of its own (never the machine's): full
- * tmpfs on each of the `n` dirs, then the client runs with env; its output
- * and then "left: N" (our entries left in the full dirs) go to fd out.
- * Exit code: the client's, 77 when no private namespace can be made.
+ * tmpfs on each of the `n` dirs (with `no_shm`, an empty /dev: no
+ * /dev/shm), then the client runs with env; its output and then "left: N"
+ * (our entries left in the full dirs) go to fd out.  Exit code: the
+ * client's, 77 when no private namespace can be made.
  */
-static int run_full(char **env, const char *const *dirs, int n, char **out)
+static int run_full(char **env, const char *const *dirs, int n, bool no_shm,
+		    char **out)
 {
 	static const char *const steps[] = { "txn:" TRUST_PW, "dir", NULL };
-	char **argv = trust_argv("alice", steps);
+	/* (zeros where a stat that failed would leave nothing) */
+	static const char *const zeroed[] = { "stackzero", "txn:" TRUST_PW,
+					      "dir", NULL };
+	char **argv = trust_argv("alice", no_shm ? zeroed : steps);
 	int o[2], st;
 	pid_t pid;
 
@@ -119,6 +125,12 @@ static int run_full(char **env, const char *const *dirs, int n, char **out)
 				fflush(stdout);
 				_exit(99);
 			}
+		}
+		if (no_shm && mount("tmpfs", "/dev", "tmpfs", MS_NOSUID,
+				    "size=64k,mode=0755") != 0) {
+			printf("cannot hide /dev: %s\n", strerror(errno));
+			fflush(stdout);
+			_exit(99);
 		}
 		pid = fork();
 		if (pid == 0) {
@@ -177,10 +189,18 @@ static void test_full_bases(void **state)
 		       "namespace (unshare -m)")) {
 		skip();
 	}
-	/* everything the client needs lies outside the bases filled */
+	/* everything the client needs lies outside the bases filled (a
+	 * libpam built from source under /tmp too) */
 	if (below_bases(build) || below_bases(getenv("PWRAP_PRELOAD"))) {
 		print_message("SKIPPED: the build tree is below /tmp or "
 			      "/dev/shm, which this test fills\n");
+		skip();
+	}
+	if (getenv("PWRAP_SYSTEM_MODULE_DIR") != NULL &&
+	    below_bases(getenv("PWRAP_SYSTEM_MODULE_DIR"))) {
+		print_message("SKIPPED: the libpam under test (%s) is below "
+			      "/tmp or /dev/shm, which this test fills\n",
+			      getenv("PWRAP_SYSTEM_MODULE_DIR"));
 		skip();
 	}
 	assert_true(asprintf(&top, "%s/tests/hardening/trust-full.XXXXXX",
@@ -199,7 +219,7 @@ static void test_full_bases(void **state)
 	dirs[2] = "/tmp";
 
 	/* TMPDIR full: /dev/shm (a directory made in TMPDIR is removed) */
-	rc = run_full(env, dirs, 1, &out);
+	rc = run_full(env, dirs, 1, false, &out);
 	if (rc == 77) {
 		print_message("SKIPPED: %s", out);
 		tu_rmtree(top);
@@ -209,11 +229,11 @@ static void test_full_bases(void **state)
 	moved_to(out, "/dev/shm");
 
 	/* TMPDIR and /dev/shm full: /tmp */
-	assert_int_equal(run_full(env, dirs, 2, &out), 0);
+	assert_int_equal(run_full(env, dirs, 2, false, &out), 0);
 	moved_to(out, "/tmp");
 
 	/* all full: pam_start fails, saying why for each; nothing left */
-	assert_int_equal(run_full(env, dirs, 3, &out), 1);
+	assert_int_equal(run_full(env, dirs, 3, false, &out), 1);
 	assert_non_null(strstr(out, "txn: start 26\n"));	/* PAM_ABORT */
 	/* (at load and at pam_start) */
 	rc = trust_count(out, "PWRAP_ERROR");
@@ -224,7 +244,20 @@ static void test_full_bases(void **state)
 	assert_non_null(strstr(out, "dir: -\n"));	/* none to point to */
 	assert_non_null(strstr(out, "left: 0\n"));
 	free(out);
+	tu_env_free(env);
 
+	/* no TMPDIR, no /dev/shm (a sandbox without /dev), /tmp full: each
+	 * error says so, however often */
+	env = tu_env_wrapped(NULL, svc, "1", NULL);
+	assert_int_equal(run_full(env, dirs + 2, 1, true, &out), 1);
+	rc = trust_count(out, "cannot create a runtime directory");
+	assert_true(rc >= 1);
+	if (trust_count(out, "/dev/shm: No such file or directory; /tmp: "
+			"No space left on device") != rc) {
+		fail_msg("not every error names the missing /dev/shm:\n%s",
+			 out);
+	}
+	free(out);
 	tu_env_free(env);
 	tu_rmtree(top);
 	free(text);

@@ -16,6 +16,12 @@
  *   daemon        daemon(3) (keeping the working directory and stdio)
  *   setuid:UID    setgid to UID's group number and setuid(UID): a drop
  *   seteuid:UID   seteuid(UID): a temporary switch
+ *   childdrop:UID a forked child drops to UID (as setuid:) and ends with
+ *                 _exit, as one that execs would
+ *   vforkdrop:UID the same from a child of vfork(2), which shares this
+ *                 process's memory until it ends
+ *   stackzero     zeroes 64 KiB of stack below this frame: a later call
+ *                 that reads memory it never wrote sees zeros there
  *
  * stdout is line-buffered.  Exit status: 0 every txn succeeded, 1 one
  * failed, 2 a step failed or usage.
@@ -27,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int conv(int n, const struct pam_message **msg,
@@ -45,6 +52,16 @@ static int conv(int n, const struct pam_message **msg,
 	}
 	*resp = r;
 	return PAM_SUCCESS;
+}
+
+/* Zeroes the stack that the next calls will use (noinline: a frame of
+ * its own). */
+__attribute__((noinline)) static void stack_zero(void)
+{
+	volatile char buf[65536];
+
+	memset((char *)buf, 0, sizeof(buf));
+	__asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 static int txn(const char *service, const char *user, const char *password,
@@ -89,6 +106,8 @@ int main(int argc, char **argv)
 			}
 		} else if (strcmp(s, "start") == 0) {
 			(void)txn(argv[1], argv[2], "", true);
+		} else if (strcmp(s, "stackzero") == 0) {
+			stack_zero();
 		} else if (strcmp(s, "dir") == 0) {
 			const char *d = getenv("PAM_WRAPPER_RUNTIME_DIR");
 
@@ -113,6 +132,22 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			printf("setuid: %lu\n", (unsigned long)u);
+		} else if (strncmp(s, "childdrop:", 10) == 0 ||
+			   strncmp(s, "vforkdrop:", 10) == 0) {
+			uid_t u = (uid_t)strtoul(s + 10, NULL, 10);
+			pid_t pid = s[0] == 'v' ? vfork() : fork();
+			int st;
+
+			if (pid == 0) {
+				_exit(setgroups(0, NULL) != 0 ||
+				      setgid((gid_t)u) != 0 || setuid(u) != 0);
+			}
+			if (pid < 0 || waitpid(pid, &st, 0) != pid ||
+			    !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+				fprintf(stderr, "childdrop failed\n");
+				return 2;
+			}
+			printf("%.9s: %lu\n", s, (unsigned long)u);
 		} else if (strncmp(s, "seteuid:", 8) == 0) {
 			uid_t u = (uid_t)strtoul(s + 8, NULL, 10);
 

@@ -402,6 +402,30 @@ static void test_failures(void **state)
 	assert_string_equal(s, "start PAM_SYSTEM_ERR");
 	free(s);
 }
+
+/* OpenPAM reads "other" only for the facilities the service has no line
+ * for: the trace loads no other module of it (one it cannot load would
+ * fail pam_start, which OpenPAM does not). */
+static void test_other_facilities(void **state)
+{
+	char *s;
+
+	(void)state;
+	tu_write_text(dir, "pam_broken.so", "not a shared object\n");
+	svc("svc", "auth required pam_matrix.so passdb=@D@/passdb\n"
+		   "account required pam_matrix.so passdb=@D@/passdb\n");
+	svc("other", "auth required @D@/pam_broken.so\n"
+		     "session required pam_matrix.so passdb=@D@/passdb\n"
+		     "account required @D@/pam_broken.so\n");
+	s = traced("svc", PASSWORD, "ao");
+	assert_string_equal(s,
+		"start PAM_SUCCESS; "
+		"svc:1 pam_matrix.so PAM_SUCCESS required; "
+		"= pam_authenticate PAM_SUCCESS; "
+		"other:2 pam_matrix.so PAM_SUCCESS required; "
+		"= pam_open_session PAM_SUCCESS");
+	free(s);
+}
 #endif
 
 /* pam_chauthtok: both passes, with their flags; no password anywhere. */
@@ -633,6 +657,29 @@ static void test_symlink_owner(void **state)
 	free(target);
 }
 
+/* A FIFO at the trace's path that nobody reads (another user may plant
+ * one in a shared directory): the transaction goes on, untouched, and the
+ * failure is said; it never waits for a reader. */
+static void test_fifo_without_reader(void **state)
+{
+	char *err, *s;
+
+	(void)state;
+	svc("svc", "account required pam_matrix.so passdb=@D@/passdb\n");
+	assert_int_equal(mkfifo(trace, 0600), 0);
+	setenv("PAM_WRAPPER_TRACE", trace, 1);
+	tu_alarm(60, "test_trace: writing the trace waits for a reader");
+	tu_stderr_begin();
+	s = run("svc", PASSWORD, "m");
+	err = tu_stderr_end();
+	alarm(0);
+	unsetenv("PAM_WRAPPER_TRACE");
+	assert_string_equal(s, "start=0 m=0 end=0");
+	assert_non_null(strstr(err, "PAM_WRAPPER_TRACE: cannot write to"));
+	free(err);
+	free(s);
+}
+
 static void test_runs_unprivileged_when_asked(void **state)
 {
 	(void)state;
@@ -652,6 +699,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_setcred_frozen_chain,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_actions, setup, teardown),
+#else
+		cmocka_unit_test_setup_teardown(test_other_facilities, setup,
+						teardown),
 #endif
 		cmocka_unit_test_setup_teardown(test_chauthtok, setup,
 						teardown),
@@ -668,6 +718,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_relative_path, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_symlink_owner, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_without_reader, setup,
 						teardown),
 	};
 
