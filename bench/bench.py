@@ -754,7 +754,7 @@ class Bench:
         import p7_sshd
         p7_sshd.run_p7(self, self.ours_lib, self.ours_matrix,
                        UPSTREAM_LIB if self.upstream else None,
-                       UPSTREAM_MATRIX)
+                       UPSTREAM_MATRIX, os.path.join(self.bin, "p2_txn"))
 
     # -- SW: the sweep's cost per dead directory (bench/p7_sweep.py) -----
     def sweep(self):
@@ -864,6 +864,7 @@ def main():
     ap.add_argument("--p7-rounds", type=int, default=21)
     ap.add_argument("--p7-logins", type=int, default=10,
                     help="password logins per sshd run")
+    ap.add_argument("--p7-model-rounds", type=int, default=31)
     ap.add_argument("--sw-rounds", type=int, default=7)
     return Bench(ap.parse_args()).main()
 

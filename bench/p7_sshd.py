@@ -326,19 +326,8 @@ class SshdBench:
 
     def upstream_leftovers(self, v):
         """Upstream's /tmp/pam.X directories of this variant (it never
-        removes those of processes that end with _exit); they are ours
-        when their copy of the service file names our directory."""
-        found = []
-        for n in os.listdir("/tmp"):
-            if not re.fullmatch(r"pam\.[0-9A-Za-z]", n):
-                continue
-            try:
-                with open(os.path.join("/tmp", n, "sshd")) as f:
-                    if v.dir in f.read():
-                        found.append(os.path.join("/tmp", n))
-            except OSError:
-                pass
-        return found
+        removes those of processes that end with _exit)."""
+        return upstream_dirs(v.dir)
 
     def sample(self, v, n):
         """One sshd run of n logins: per-login wall, sshd tree CPU per
@@ -461,7 +450,92 @@ def parse_strace(path, top):
 GOAL_P7 = 1.0   # ours / upstream, CPU of sshd's tree and wall per login
 
 
-def run_p7(b, ours_lib, ours_matrix, upstream_lib, upstream_matrix):
+def model(b, s, ours_lib, ours_matrix, upstream_lib, upstream_matrix,
+          p2_txn, rounds, per):
+    """The wrapper's share of one sshd connection, measured where it is not
+    lost in sshd's own 80 ms: a fresh PAM program like sshd's
+    per-connection process (the service file of P7, pam_start +
+    authenticate + acct_mgmt + pam_end, then _exit: `p2_txn -x -n 1`), in
+    sequence, so each finds the previous one's directory unused and
+    sweeps it, as sshd's do.  Returns {variant: [CPU us per process, per
+    round]}; upstream's /tmp/pam.X directories are removed after each
+    process (it never removes them itself, and stops at 62)."""
+    work = b.work
+    variants = []
+
+    def svc(name, matrix):
+        d = os.path.join(work, "p7m" + name)
+        os.makedirs(d)
+        passdb = os.path.join(d, "passdb")
+        with open(passdb, "w") as f:
+            f.write(f"bench:{PASSWORD}:sshd\n")
+        with open(os.path.join(d, "sshd"), "w") as f:
+            for t in ("auth", "account", "password", "session"):
+                f.write(f"{t} required {matrix} passdb={passdb}\n")
+        with open(os.path.join(d, "other"), "w") as f:
+            f.write("# every service has its file\n")
+        return d
+
+    def env(extra):
+        e = b.base_env()
+        e.update(extra)
+        return e
+
+    variants.append(("bare", env({"LD_PRELOAD": b.noaudit,
+                                  "P2_TXN_CONFDIR": svc("bare",
+                                                        ours_matrix)})))
+    tmps = {}
+    for v in s.variants:
+        if not v.lib:
+            continue
+        d = svc(v.name, ours_matrix if v.lib == ours_lib
+                else upstream_matrix)
+        tmp = os.path.join(os.path.dirname(v.tmp), "model-tmp")
+        os.makedirs(tmp, exist_ok=True)
+        tmps[v.name] = (tmp, d)
+        variants.append((v.name, env({"LD_PRELOAD": v.lib,
+                                      "PAM_WRAPPER": "1",
+                                      "PAM_WRAPPER_SERVICE_DIR": d,
+                                      "TMPDIR": tmp})))
+    argv = [p2_txn, "-x", "-n", "1", "sshd", "bench", PASSWORD]
+    res = {n: [] for n, _ in variants}
+    for r in range(rounds):
+        for k in range(len(variants)):
+            name, e = variants[(k + r) % len(variants)]
+            cpu = 0.0
+            for _ in range(per):
+                pid = os.posix_spawn(p2_txn, argv, e)
+                _, st, ru = os.wait4(pid, 0)
+                if st != 0:
+                    raise RuntimeError(f"P7 model {name}: p2_txn failed")
+                cpu += cpu_of(ru)
+                if name == "upstream":
+                    remove_upstream_dirs(tmps[name][1])
+            res[name].append(cpu / per * 1e6)
+    return res
+
+
+def upstream_dirs(mark):
+    """Upstream's /tmp/pam.X directories whose copy of the sshd service
+    file names mark (a directory of this run: never another job's)."""
+    found = []
+    for n in os.listdir("/tmp"):
+        if re.fullmatch(r"pam\.[0-9A-Za-z]", n):
+            try:
+                with open(os.path.join("/tmp", n, "sshd")) as f:
+                    if mark in f.read():
+                        found.append(os.path.join("/tmp", n))
+            except OSError:
+                pass
+    return found
+
+
+def remove_upstream_dirs(mark):
+    for d in upstream_dirs(mark):
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def run_p7(b, ours_lib, ours_matrix, upstream_lib, upstream_matrix, p2_txn):
     """The P7 benchmark for bench.Bench b: rows and a report section."""
     h = sys.modules[type(b).__module__]     # bench.py's helpers
     fmt, median, met, pratio, spread = h.fmt, h.median, h.met, h.pratio, \
@@ -493,6 +567,10 @@ def run_p7(b, ours_lib, ours_matrix, upstream_lib, upstream_matrix):
                     d[key].append(x[key])
                 d["fails"] += x["fails"]
                 d["left"] += x["left"]
+        mrounds, mper = (2, 1) if smoke else (b.a.p7_model_rounds, 4)
+        b.log(f"P7 model: {mrounds} rounds x {mper} sshd-like processes")
+        mres = model(b, s, ours_lib, ours_matrix, upstream_lib,
+                     upstream_matrix, p2_txn, mrounds, mper)
         counts = {}
         if shutil.which("strace") is None:
             b.log("P7: strace not installed: no per-login counts")
@@ -567,6 +645,25 @@ def run_p7(b, ours_lib, ours_matrix, upstream_lib, upstream_matrix):
               f"{oc_['made']:.2f}; {oc_['copied']:.2f} + "
               f"{oc_['rewritten']:.2f}; {oc_['removed_by_other']:.2f}",
               "(information)")
+    lines += ["", f"The wrapper's share of one connection (model: "
+              f"{mrounds} rounds x {mper} `p2_txn -x -n 1`, the service "
+              "file above, `_exit` at the end, each process sweeping the "
+              "one before it; CPU of the process):", "",
+              "| variant | CPU us per connection process | minus bare |",
+              "|---|---|---|"]
+    mb = median(mres["bare"])
+    for name, x in mres.items():
+        lines.append(f"| {name} | {spread(x)} | "
+                     f"{fmt(median(x) - mb) if name != 'bare' else '-'} |")
+    if "upstream" in mres:
+        mr = pratio(mres["ours"], mres["upstream"])
+        lines += ["", f"ours/upstream per connection process: CPU {mr:.3f} "
+                  "(information: what P7's ratio is made of, measured where "
+                  "sshd's own work does not drown it)."]
+        b.row("P7 model", "ours / upstream CPU of an sshd-like connection "
+              "process (ours - bare; upstream - bare, us)",
+              f"{mr:.3f} ({fmt(median(mres['ours']) - mb)}; "
+              f"{fmt(median(mres['upstream']) - mb)})", "(information)")
     b.sections.append((
         "P7: sshd password logins (the canonical user)",
         f"{rounds} rounds; each round starts, for every variant in a "
