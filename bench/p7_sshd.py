@@ -366,6 +366,8 @@ class SshdBench:
         self.stop(v, proc)
         if v.name == "upstream":
             top = re.compile(r"/tmp/pam\.[0-9A-Za-z]$")
+        elif not v.lib:
+            top = re.compile(r"(?!)")   # no wrapper: system calls only
         else:
             base = os.path.realpath(v.tmp)
             top = re.compile(re.escape(base) + r"/pam_wrapper\.\d+\.\w+$")
@@ -576,8 +578,7 @@ def run_p7(b, ours_lib, ours_matrix, upstream_lib, upstream_matrix, p2_txn):
             b.log("P7: strace not installed: no per-login counts")
         else:
             for v in s.variants:
-                if v.lib:
-                    counts[v.name] = s.count(v, n)
+                counts[v.name] = s.count(v, n)
     finally:
         if s is not None:
             s.close()
