@@ -749,10 +749,10 @@ class Bench:
             "left are those still alive 10 s after the last exit (then "
             "killed).", lines))
 
-    # -- P7 (bench/p7_sshd.py) -------------------------------------------
+    # -- P7 (bench/p7_run.py, bench/p7_sshd.py) --------------------------
     def p7(self):
-        import p7_sshd
-        p7_sshd.run_p7(self, self.ours_lib, self.ours_matrix,
+        import p7_run
+        p7_run.run_p7(self, self.ours_lib, self.ours_matrix,
                        UPSTREAM_LIB if self.upstream else None,
                        UPSTREAM_MATRIX, os.path.join(self.bin, "p2_txn"))
 
