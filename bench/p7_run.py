@@ -221,5 +221,6 @@ def run_p7(b, ours_lib, ours_matrix, upstream_lib, upstream_matrix, p2_txn):
         "CPU: user+system time of one sshd's whole tree (the listener's "
         "rusage, which includes every process it reaped) per login, with "
         "the start of sshd; wall: per login, ssh start to exit.  `nopam` is "
-        "the same sshd with `UsePAM no` (the floor).  See bench/p7_run.py and bench/p7_sshd.py.",
+        "the same sshd with `UsePAM no` (the floor).  See "
+        "bench/p7_run.py and bench/p7_sshd.py.",
         lines))
