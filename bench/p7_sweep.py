@@ -55,22 +55,24 @@ def run_sw(b, ours_lib, ours_matrix, p2_txn):
     lines = ["| base | dead directories K | CPU us of the start (median "
              "[min-max]) | removed by it (median) | CPU us per removed "
              "directory |", "|---|---|---|---|---|"]
+    def per_removed(x, none):
+        """Median over rounds of (CPU(K) - CPU(0)) / removed, paired by
+        round."""
+        return median([(a - z) / q for a, z, q in
+                       zip(x["cpu"], none["cpu"], x["removed"]) if q])
+
     for label, r in res.items():
         c0 = median(r[0]["cpu"])
         for k in ks:
             x = r[k]
-            rem = median(x["removed"])
-            # per round: (CPU(K) - CPU(0)) / removed, paired by round
-            cost = median([(a - z) / q for a, z, q in
-                           zip(x["cpu"], r[0]["cpu"], x["removed"]) if q])
             lines.append(f"| {label} | {k} | {h.spread(x['cpu'])} | "
-                         f"{fmt(rem, 1)} | "
-                         f"{fmt(cost) if k else '-'} |")
+                         f"{fmt(median(x['removed']), 1)} | "
+                         f"{fmt(per_removed(x, r[0])) if k else '-'} |")
         big = r[ks[-1]]
         b.row("SW sweep at start", f"{label}: CPU us per removed directory; "
               f"a start next to {ks[-1]} dead: removed, CPU ms (none: "
               f"{c0 / 1000:.2f})",
-              f"{fmt(median([(a - z) / q for a, z, q in zip(r[ks[1]]['cpu'], r[0]['cpu'], r[ks[1]]['removed']) if q]))}; "
+              f"{fmt(per_removed(r[ks[1]], r[0]))}; "
               f"{fmt(median(big['removed']), 1)}, "
               f"{median(big['cpu']) / 1000:.2f}", "(information)")
     b.sections.append((
