@@ -749,6 +749,19 @@ class Bench:
             "left are those still alive 10 s after the last exit (then "
             "killed).", lines))
 
+    # -- P7 (bench/p7_run.py, bench/p7_sshd.py) --------------------------
+    def p7(self):
+        import p7_run
+        p7_run.run_p7(self, self.ours_lib, self.ours_matrix,
+                       UPSTREAM_LIB if self.upstream else None,
+                       UPSTREAM_MATRIX, os.path.join(self.bin, "p2_txn"))
+
+    # -- SW: the sweep's cost per dead directory (bench/p7_sweep.py) -----
+    def sweep(self):
+        import p7_sweep
+        p7_sweep.run_sw(self, self.ours_lib, self.ours_matrix,
+                        os.path.join(self.bin, "p2_txn"))
+
     # -- report ----------------------------------------------------------
     def report(self, started):
         rev = subprocess.run(["git", "-C", os.path.dirname(self.a.build),
@@ -771,7 +784,8 @@ class Bench:
                 f"Upstream: {'Debian libpam-wrapper ' + self.upstream_version if self.upstream else 'not measured'}.",
                 "", "## Summary", "",
                 "| benchmark | measure | result | goal |", "|---|---|---|---|"]
-        order = {"P1": 1, "P2": 2, "P3": 3, "P4": 4, "P5": 5}
+        order = {"P1": 1, "P2": 2, "P3": 3, "P4": 4, "P5": 5, "P7": 7,
+                 "SW": 8}
         for b, m, v, g in sorted(self.rows,
                                  key=lambda x: order.get(x[0][:2], 9)):
             head.append(f"| {b} | {m} | {v} | {g} |")
@@ -792,7 +806,8 @@ class Bench:
             capture_output=True, text=True).stdout.strip() or "?"
         only = set(self.a.only.split(",")) if self.a.only else None
         steps = [("P1", self.p1), ("P2", self.p2), ("P3", self.p3),
-                 ("P5", self.p5), ("P4", self.p4), ("CG", self.p2_callgrind)]
+                 ("P5", self.p5), ("P4", self.p4), ("P7", self.p7),
+                 ("SW", self.sweep), ("CG", self.p2_callgrind)]
         try:
             for name, fn in steps:
                 if only and name not in only:
@@ -831,7 +846,7 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--out")
     ap.add_argument("--smoke", action="store_true")
-    ap.add_argument("--only", help="comma list of P1,P2,P3,P4,P5,CG")
+    ap.add_argument("--only", help="comma list of P1,P2,P3,P4,P5,P7,SW,CG")
     ap.add_argument("--no-callgrind", action="store_true")
     ap.add_argument("--keep", action="store_true",
                     help="keep the work directory")
@@ -842,9 +857,15 @@ def main():
     ap.add_argument("--p4-n", type=int, default=1000)
     ap.add_argument("--p4-timeout", type=float, default=120)
     ap.add_argument("--p4-user", default="nobody",
-                    help="when run as root, P4's processes run as this user "
-                    "(RLIMIT_NPROC does not apply to root)")
+                    help="when run as root, P4's processes and P7's sshd run "
+                    "as this user (RLIMIT_NPROC does not apply to root; a "
+                    "root sshd wants its privilege separation chroot)")
     ap.add_argument("--p5-rounds", type=int, default=101)
+    ap.add_argument("--p7-rounds", type=int, default=21)
+    ap.add_argument("--p7-logins", type=int, default=10,
+                    help="password logins per sshd run")
+    ap.add_argument("--p7-model-rounds", type=int, default=31)
+    ap.add_argument("--sw-rounds", type=int, default=7)
     return Bench(ap.parse_args()).main()
 
 

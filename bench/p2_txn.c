@@ -9,6 +9,9 @@
  * user and kernel CPU time of the loop per transaction).
  *
  * -n 0 exits at once: a PAM-linked process that runs no transaction.
+ * -x ends with _exit(2) instead of exit(3) (as sshd's per-connection
+ * processes do: no destructor runs, so a wrapper's runtime directory is
+ * left to the next process; P7's model).
  * -c DIR uses pam_start_confdir(DIR) (the "bare" Linux-PAM variant, run
  * without any wrapper; the environment variable P2_TXN_CONFDIR=DIR does
  * the same for spawn's variants, which differ only in their environment);
@@ -73,7 +76,7 @@ fail:
 static void usage(void)
 {
 	fprintf(stderr, "usage: p2_txn [-c confdir] [-n N | -t secs] [-A] "
-		"[-b fd] service user password\n");
+		"[-b fd] [-x] service user password\n");
 	exit(2);
 }
 
@@ -83,6 +86,7 @@ int main(int argc, char **argv)
 	long n = 1;
 	double secs = 0;
 	bool acct = true;
+	bool quick_exit = false;
 	int barrier = -1;
 	struct pam_conv pc = { conv, NULL };
 	double t0, t1, auth = 0, u0, s0;
@@ -90,13 +94,14 @@ int main(int argc, char **argv)
 	long done = 0;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "c:n:t:Ab:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:n:t:Ab:x")) != -1) {
 		switch (opt) {
 		case 'c': confdir = optarg; break;
 		case 'n': n = atol(optarg); break;
 		case 't': secs = atof(optarg); break;
 		case 'A': acct = false; break;
 		case 'b': barrier = atoi(optarg); break;
+		case 'x': quick_exit = true; break;
 		default: usage();
 		}
 	}
@@ -174,5 +179,9 @@ int main(int argc, char **argv)
 		u0) * 1e6 / (double)done,
 	       ((double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6 -
 		s0) * 1e6 / (double)done);
+	if (quick_exit) {
+		fflush(stdout);
+		_exit(0);
+	}
 	return 0;
 }

@@ -4,8 +4,10 @@
 # The benchmark suite (doc/benchmarks.md): P1 tax on a non-PAM process, P2
 # in-process transactions/s, P3 a 1,000,000-line passdb, P4 1,000 concurrent
 # processes under a tight RLIMIT_NPROC, P5 a fresh PAM program's CPU (every
-# process it creates), and P2 under callgrind; ours against Debian's
-# libpam-wrapper ("upstream"), side by side in the same run, as ratios.
+# process it creates), P7 sshd password logins (CPU of sshd's whole tree),
+# SW the sweep's cost per dead runtime directory, and P2 under callgrind;
+# ours against Debian's libpam-wrapper ("upstream"), side by side in the
+# same run, as ratios.
 #
 #   bash bench/run.sh            full run (~5 min); installs libpam-wrapper
 #                                and valgrind with apt when root; writes
@@ -16,7 +18,8 @@
 #                                exits 1 only if a run FAILED (never on timing)
 #
 # Other options are passed to bench/bench.py (--only P5,P2, --no-callgrind,
-# --p4-n N, --p4-user USER, --keep, --out FILE, ...).  PWRAP_BENCH_BUILD
+# --p4-n N, --p4-user USER, --p7-rounds N, --p7-logins N, --keep, --out
+# FILE, ...).  PWRAP_BENCH_BUILD
 # overrides the build directory (default build-bench, Release, configured
 # here if missing).
 set -euo pipefail
@@ -30,9 +33,11 @@ for a in "$@"; do
 done
 
 # Packages: Debian's pam_wrapper (the upstream column), valgrind (callgrind),
-# and what building our tree needs.
+# sshd, ssh and the cwrap libraries with strace (P7; without them P7 says it
+# was skipped), and what building our tree needs.
 pkgs="cmake gcc libpam0g-dev python3"
-[ $smoke = 1 ] || pkgs="$pkgs libpam-wrapper valgrind"
+[ $smoke = 1 ] || pkgs="$pkgs libpam-wrapper valgrind openssh-server
+	openssh-client libnss-wrapper libuid-wrapper strace"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
@@ -41,8 +46,9 @@ done
 if [ -n "$missing" ]; then
 	if [ "$(id -u)" = 0 ]; then
 		echo "run.sh: installing$missing" >&2
-		apt-get install -y -q $missing >/dev/null ||
-			{ apt-get update -q >/dev/null && apt-get install -y -q $missing >/dev/null; }
+		# (install-deps.sh keeps openssh-server's postinst from
+		# starting a service)
+		bash "$src/scripts/install-deps.sh" $missing >/dev/null
 	else
 		echo "run.sh: missing packages:$missing (run as root to install;" \
 		     "continuing without them)" >&2

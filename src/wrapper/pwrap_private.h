@@ -318,7 +318,9 @@ PWRAP_HIDDEN bool pwrap_fd_is(int fd, dev_t dev, ino_t ino);
  * removed it. */
 PWRAP_HIDDEN bool pwrap_reap(int basefd, const char *name, uid_t uid,
 			     dev_t ldev, ino_t lino);
-/* Removes the unused runtime directories of uid in base, except mine. */
+/* Removes unused runtime directories of uid in base, except mine: of the
+ * others it looks at PWRAP_SWEEP_MAX at most, picked at random. */
+#define PWRAP_SWEEP_MAX 8
 PWRAP_HIDDEN void pwrap_sweep(const char *base, const char *mine, uid_t uid);
 
 /*
