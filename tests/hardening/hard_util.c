@@ -76,6 +76,14 @@ void hu_fixture_passdb(const struct hu_fixture *f, int n, char *const pw[],
 	free(text);
 }
 
+bool hu_has_rc(const char *out, const char *what, int rc)
+{
+	char line[128];
+
+	snprintf(line, sizeof(line), "%s: %d\n", what, rc);
+	return out != NULL && strstr(out, line) != NULL;
+}
+
 char *hu_matrix_service(const char *passdb)
 {
 	char *s = NULL;

@@ -39,5 +39,9 @@ void hu_fixture_free(struct hu_fixture *f);	/* removes TOP */
 /* Writes hu_passdb_render(N, PW) to F's passdb with MODE. */
 void hu_fixture_passdb(const struct hu_fixture *f, int n, char *const pw[],
 		       mode_t mode);
+/* Whether OUT has the line "WHAT: RC" that the clients print for a return
+ * code: RC as a number of the libpam under test (PAM_AUTH_ERR is 7 on
+ * Linux-PAM, 9 on OpenPAM), so callers pass the PAM_* name. */
+bool hu_has_rc(const char *out, const char *what, int rc);
 
 #endif

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <security/pam_appl.h>
 
 #include "trust_util.h"
 
@@ -58,15 +59,6 @@
 #define PW TRUST_PW
 #define NOBODY 65534
 
-/* What the client prints for a wrong password (PAM_AUTH_ERR: 7 on
- * Linux-PAM, 9 on OpenPAM, where it is not a macro). */
-static const char *txn_auth_err(void)
-{
-	static char line[32];
-
-	snprintf(line, sizeof(line), "txn: %d\n", (int)PAM_AUTH_ERR);
-	return line;
-}
 #define PERMIT \
 	"auth sufficient pam_permit.so\naccount sufficient pam_permit.so\n"
 
@@ -263,7 +255,7 @@ static void swap_between(struct trust_ctx *c, bool whole)
 	}
 	assert_int_equal(pause_finish(&p), 1);
 	/* PAM_AUTH_ERR, not the permissive stack */
-	assert_non_null(strstr(p.out, txn_auth_err()));
+	assert_true(hu_has_rc(p.out, "txn", PAM_AUTH_ERR));
 	assert_non_null(strstr(p.out, "renamed or replaced"));
 	free(svc);
 	svc = trust_nth_dir(p.out, 1);
@@ -595,7 +587,7 @@ static void test_uid_back_to_root(void **state)
 	assert_int_equal(stat(top, &st), 0);
 	planted = plant_as_nobody(top, "conf");
 	rc = pause_finish(&p);
-	if (planted || rc != 1 || strstr(p.out, txn_auth_err()) == NULL ||
+	if (planted || rc != 1 || !hu_has_rc(p.out, "txn", PAM_AUTH_ERR) ||
 	    st.st_uid != 0) {
 		fail_msg("root's runtime directory %s is uid %lu's; nobody %s "
 			 "replace its conf/%s; the wrong password gave:\n%s",
@@ -611,7 +603,7 @@ static void test_uid_back_to_root(void **state)
 	/* nobody's own directory: nobody may write there */
 	assert_true(plant_as_nobody(top, "services"));
 	rc = pause_finish(&p);
-	if (rc != 1 || strstr(p.out, txn_auth_err()) == NULL) {
+	if (rc != 1 || !hu_has_rc(p.out, "txn", PAM_AUTH_ERR)) {
 		fail_msg("root read services/%s that nobody put into %s; the "
 			 "wrong password gave:\n%s", SERVICE, top, p.out);
 	}
