@@ -19,6 +19,15 @@
 	{ .id = name, .src = src_, MX, .options = OPT, .passdb = p,        \
 	  .steps = ACCT, .codes = { c } }
 
+/* The PAM environment after pam_matrix removed NAME: without it, except
+ * on OpenPAM, which cannot remove a PAM variable (its pam_putenv wants
+ * NAME=value): there pam_matrix sets it to the empty string. */
+#if defined(PWRAP_OPENPAM)
+#define GONE(name) name "="
+#else
+#define GONE(name) NULL
+#endif
+
 /* A 1100-byte password: upstream reads lines through a 1024-byte
  * buffer. */
 #define P100 "0123456789012345678901234567890123456789" \
@@ -388,7 +397,7 @@ const struct tb_row tb_matrix_rows[] = {
 	  .passdb = DB,
 	  .steps = { S(TB_SETCRED, PAM_ESTABLISH_CRED),
 		     S(TB_SETCRED, PAM_DELETE_CRED) },
-	  .codes = { PAM_SUCCESS, PAM_SUCCESS },
+	  .codes = { PAM_SUCCESS, PAM_SUCCESS }, .penv = GONE("CRED"),
 	  .ours = "upstream sets CRED for PAM_DELETE_CRED: success for "
 		  "what it did not do" },
 	/* ---- session ---- */
@@ -424,11 +433,11 @@ const struct tb_row tb_matrix_rows[] = {
 	  .nouser = true, .steps = CLOSE, .codes = { PAM_BAD_ITEM } },
 	{ .id = "open-close", .src = SRC_MAN_MATRIX, MX, .options = OPT,
 	  .passdb = DB, .steps = { S(TB_OPEN, 0), S(TB_CLOSE, 0) },
-	  .codes = { PAM_SUCCESS, PAM_SUCCESS } },
+	  .codes = { PAM_SUCCESS, PAM_SUCCESS }, .penv = GONE("HOMEDIR") },
 	{ .id = "open-close-unknown", .src = SRC_DEB, MX, .options = OPT,
 	  .passdb = DB, .user = "bob", .steps = { S(TB_OPEN, 0),
 						   S(TB_CLOSE, 0) },
-	  .codes = { PAM_SUCCESS, PAM_SUCCESS } },
+	  .codes = { PAM_SUCCESS, PAM_SUCCESS }, .penv = GONE("HOMEDIR") },
 	{ .id = "close-missing", .src = SRC_DEB, MX, .options = OPT,
 	  .steps = CLOSE, .codes = { PAM_AUTHINFO_UNAVAIL } },
 	{ .id = "close-no-passdb", .src = SRC_DEB, MX, .passdb = DB,
@@ -444,6 +453,7 @@ const struct tb_row tb_matrix_rows[] = {
 	  .passdb = DB,
 	  .steps = { S(TB_OPEN, 0), S(TB_CLOSE, 0), S(TB_CLOSE, 0) },
 	  .codes = { PAM_SUCCESS, PAM_SUCCESS, PAM_SUCCESS },
+	  .penv = GONE("HOMEDIR"),
 	  .ours = "upstream returns PAM_BAD_ITEM: it removes a variable "
 		  "that is not there" },
 	/* a whole login */

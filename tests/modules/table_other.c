@@ -104,8 +104,15 @@ const struct tb_row tb_other_rows[] = {
 
 	/* ---- pam_set_items: each item ---- */
 	SET_ROW("set-none", NULL, AUTH, BASE),
+#if defined(PWRAP_OPENPAM)
+	/* OpenPAM's pam_set_item sets PAM_SERVICE once only, in pam_start:
+	 * later it answers PAM_BAD_ITEM, which pam_set_items ignores. */
+	SET_ROW("set-service", "PAM_SERVICE=Other", AUTH, BASE),
+#else
+	/* Linux-PAM lowercases the service name it is given. */
 	SET_ROW("set-service", "PAM_SERVICE=Other", AUTH,
 		"PROBE_PAM_SERVICE=other\nPROBE_PAM_USER=alice"),
+#endif
 	SET_ROW("set-user", "PAM_USER=bob", AUTH,
 		"PROBE_PAM_SERVICE=svc\nPROBE_PAM_USER=bob"),
 	SET_ROW("set-user-prompt", "PAM_USER_PROMPT=Who? ", AUTH,
@@ -165,8 +172,17 @@ const struct tb_row tb_other_rows[] = {
 	GET_ROW("get-authtok-type", "set=PAM_AUTHTOK_TYPE=UNIX", AUTH,
 		"PAM_AUTHTOK_TYPE=UNIX\n" GBASE),
 #endif
+#if defined(PWRAP_OPENPAM)
+	/* The probe's pam_set_item(PAM_SERVICE) fails (set once only, by
+	 * pam_start): its PAM_BAD_ITEM is the stack's; pam_get_items still
+	 * runs and reports the service pam_start set. */
+	{ .id = "get-service", .src = SRC_MAN_ITEMS,
+	  .module = "pam_get_items", .pre = PROBE4("set=PAM_SERVICE=Other"),
+	  .steps = AUTH, .codes = { PAM_BAD_ITEM }, .penv = GBASE },
+#else
 	GET_ROW("get-service", "set=PAM_SERVICE=Other", AUTH,
 		"PAM_SERVICE=other\nPAM_USER=alice"),
+#endif
 	GET_ROW("get-empty", "set=PAM_RHOST=", AUTH, "PAM_RHOST=\n" GBASE),
 	GET_ROW("get-unset", "set=PAM_RHOST=h unset=PAM_RHOST", AUTH, GBASE),
 	GET_ROW("get-with-equals", "set=PAM_AUTHTOK=a=b", AUTH,

@@ -368,7 +368,13 @@ static void tb_make_service(const struct tb_ctx *x)
 	}
 	fputs(post ? post : "", f);
 	assert_int_equal(fclose(f), 0);
+#if defined(PWRAP_OPENPAM)
+	/* OpenPAM looks a service file up by the service name as given
+	 * (acct-upper-start's "SVC"); Linux-PAM by the name lowercased. */
+	tu_write_text(x->dir, r->service ? r->service : "svc", text);
+#else
 	tu_write_text(x->dir, "svc", text);
+#endif
 	free(text);
 	free(pre);
 	free(post);

@@ -60,8 +60,10 @@ static bool tb_compare(const struct tb_ctx *x, const struct tb_obs *o,
 	for (int i = 0; i < TB_MAX_STEPS && r->steps[i].fn != TB_NONE; i++) {
 		if (o->codes[i] != r->codes[i]) {
 			snprintf(buf, sizeof(buf),
-				 "step %d returned %d, expected %d", i + 1,
-				 o->codes[i], r->codes[i]);
+				 "step %d returned %d (%s), expected %d (%s)",
+				 i + 1, o->codes[i],
+				 pam_strerror(NULL, o->codes[i]), r->codes[i],
+				 pam_strerror(NULL, r->codes[i]));
 			tb_append(why, "", buf);
 			ok = false;
 		}
