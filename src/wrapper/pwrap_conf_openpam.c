@@ -8,10 +8,10 @@
  * and lets quotes ('...', "...") and backslashes make blanks, '#' and
  * newlines part of a word; a line ends at an unescaped newline.  Nothing of
  * that may change in the copy, so the copy is the file byte for byte except
- * for one word per line: a module name that the callback resolves
- * (OpenPAM's include targets are service names, found through the
- * redirected policy path: they stay as written, the callback only hears of
- * them).  Lines OpenPAM refuses (no facility, an unterminated quote) stay
+ * for one word per line: a module name that the callback resolves, or in
+ * a traced copy the trace's stand-in with its "pwrap_trace=N" (OpenPAM's
+ * include targets are service names, found through the redirected policy
+ * path: they stay as written, the callback only hears of them).  Lines OpenPAM refuses (no facility, an unterminated quote) stay
  * as they are: OpenPAM refuses the copy the same way.
  *
  * No I/O, like pwrap_conf.c: text in, text out.
@@ -190,6 +190,36 @@ static unsigned line_of(const char *p, size_t pos)
 	return line;
 }
 
+/* The replacement of a module line's module word (the words w[0..2]):
+ * the trace's stand-in when ops->module_line gives one (it takes the
+ * module's place, "STANDIN pwrap_trace=N", the module's own arguments
+ * after it), else the resolved path; NULL keeps the word as written. */
+static char *module_word(const struct pwrap_rewrite_ops *ops,
+			 const struct oword w[3], const char *src_name,
+			 unsigned line)
+{
+	char *rep = NULL;
+
+	if (ops->module_line != NULL) {
+		struct pwrap_module_line ml = {
+			.type = w[0].text,
+			.control = w[1].text,
+			.bracket = false,
+			.module = w[2].text,
+			.stack = facility(w[0].text),
+			.src = src_name,
+			.line = line,
+		};
+
+		rep = ops->module_line(ops->ctx, &ml);
+	}
+	if (rep == NULL && ops->module_path != NULL) {
+		rep = ops->module_path(ops->ctx, w[2].text, false, src_name,
+				       line);
+	}
+	return rep;
+}
+
 int pwrap_rewrite_openpam(const char *in, size_t len, const char *src_name,
 			  const struct pwrap_rewrite_ops *ops, char **out,
 			  size_t *out_len)
@@ -238,9 +268,9 @@ int pwrap_rewrite_openpam(const char *in, size_t len, const char *src_name,
 			free(ops->include_target(ops->ctx, w[2].text,
 						 facility(w[0].text), src_name,
 						 line_of(in, w[0].s)));
-		} else if (nw == 3 && ops->module_path != NULL) {
-			rep = ops->module_path(ops->ctx, w[2].text, false,
-					       src_name, line_of(in, w[0].s));
+		} else if (nw == 3) {
+			rep = module_word(ops, w, src_name,
+					  line_of(in, w[0].s));
 		}
 		if (rep != NULL) {
 			bool ok = put(&o, &olen, &cap, in + copied,

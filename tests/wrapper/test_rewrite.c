@@ -513,6 +513,64 @@ static void test_openpam_includes(void **state)
 	assert_string_equal(op_seen, "[common:1:1][other:2:2][x:4:3][z:5:6]");
 }
 
+/* The trace's callback: the stand-in for pam_matrix.so in the auth and
+ * session stacks, with what it was told; NULL otherwise (the module
+ * callback's path then, as untraced). */
+static char *op_line_cb(void *ctx, const struct pwrap_module_line *ml)
+{
+	size_t n = strlen(op_seen);
+	char *r = NULL;
+
+	(void)ctx;
+	snprintf(op_seen + n, sizeof(op_seen) - n, "[%s %s%s %s %d %s:%u]",
+		 ml->type, ml->bracket ? "!" : "", ml->control, ml->module,
+		 (int)ml->stack, ml->src, ml->line);
+	if (strcmp(ml->module, "pam_matrix.so") != 0 ||
+	    (ml->stack != PWRAP_STACK_AUTH &&
+	     ml->stack != PWRAP_STACK_SESSION)) {
+		return NULL;
+	}
+	return asprintf(&r, "/T/%s pwrap_trace=%u", ml->module, ml->line) < 0
+		       ? NULL
+		       : r;
+}
+
+/* A traced copy on OpenPAM names the stand-in in the module word's place
+ * (the module's own arguments after it); includes stay names. */
+static void test_openpam_traced(void **state)
+{
+	static const char in[] =
+		"auth \"sufficient\" pam_\\\nmatrix.so a 'b c'\n"
+		"account required pam_matrix.so\n"
+		"session optional pam_matrix.so\n"
+		"password include common\n"
+		"bogus required pam_matrix.so\n";
+	static const char exp[] =
+		"auth \"sufficient\" /T/pam_matrix.so pwrap_trace=1 a 'b c'\n"
+		"account required /M/pam_matrix.so\n"
+		"session optional /T/pam_matrix.so pwrap_trace=4\n"
+		"password include common\n"
+		"bogus required /M/pam_matrix.so\n";
+	struct pwrap_rewrite_ops ops = { op_inc_cb, mod_cb, NULL, NULL,
+					 op_line_cb };
+	char *out = NULL;
+	size_t out_len = 0;
+
+	(void)state;
+	op_seen[0] = '\0';
+	assert_int_equal(pwrap_rewrite_openpam(in, sizeof(in) - 1, "svc", &ops,
+					       &out, &out_len), 0);
+	assert_int_equal(out_len, sizeof(exp) - 1);
+	assert_memory_equal(out, exp, sizeof(exp) - 1);
+	free(out);
+	assert_string_equal(op_seen,
+			    "[auth sufficient pam_matrix.so 1 svc:1]"
+			    "[account required pam_matrix.so 2 svc:3]"
+			    "[session optional pam_matrix.so 3 svc:4]"
+			    "[common:4:5]"
+			    "[bogus required pam_matrix.so 5 svc:6]");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -526,6 +584,7 @@ int main(void)
 		cmocka_unit_test(test_continuation_fills_buffer),
 		cmocka_unit_test(test_openpam_words),
 		cmocka_unit_test(test_openpam_includes),
+		cmocka_unit_test(test_openpam_traced),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
