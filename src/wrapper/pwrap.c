@@ -126,6 +126,20 @@ static void say_not_enabled(const char *entry, const char *confdir)
  * wrapped, so its audit calls are answered as wrapped). */
 static bool last_start_wrapped;
 
+#if defined(PWRAP_OPENPAM)
+/* Whether OpenPAM's pam_start takes the name: letters, digits, '.', '_'
+ * and '-' (the portable file-name set), and '/' where an application
+ * allowed it (OPENPAM_RESTRICT_SERVICE_NAME off; such a name is a path,
+ * handled as before).  It refuses any other ("invalid service name",
+ * PAM_SYSTEM_ERR) without opening a file. */
+static bool openpam_takes(const char *service)
+{
+	return strspn(service, "abcdefghijklmnopqrstuvwxyz"
+			       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/") ==
+	       strlen(service);
+}
+#endif
+
 static int start_prepared(const char *service, const char *user,
 			  const struct pam_conv *conv, const char *app_confdir,
 			  pam_handle_t **pamh)
@@ -142,6 +156,15 @@ static int start_prepared(const char *service, const char *user,
 	}
 	if (r->pam_start_confdir == NULL || pwrap_force_legacy()) {
 		/* libpam reads fixed paths: pwrap_legacy.c answers them */
+#if defined(PWRAP_OPENPAM)
+		if (service != NULL && !openpam_takes(service)) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "service name '%s': OpenPAM "
+				  "refuses it (only letters, digits, '.', '_' "
+				  "and '-')", service);
+			rc = PAM_SYSTEM_ERR;	/* what OpenPAM says */
+			goto out;
+		}
+#endif
 		rc = pwrap_prepare(service, app_confdir, NULL);
 		if (rc != PAM_SUCCESS) {
 			goto out;

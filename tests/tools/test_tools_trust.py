@@ -244,14 +244,43 @@ def test_application_may_pass_capitals(tenv):
 
 
 def test_service_starting_with_hash_works(tenv, workdir):
+    # Linux-PAM takes such a name; OpenPAM's pam_start refuses any name
+    # outside the portable file-name set, so there it is refused up front.
     r = tenv.launcher("-u", "bob:secret:#svc", APP, "#svc", "bob", "secret")
-    assert r.returncode == 0 and "result: PAM_SUCCESS" in r.stdout, r.stdout + r.stderr
+    if OPENPAM:
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert '"#svc"' in r.stderr and "OpenPAM accepts only" in r.stderr
+        assert "result:" not in r.stdout
+    else:
+        assert r.returncode == 0 and "result: PAM_SUCCESS" in r.stdout, r.stdout + r.stderr
     sc = write_file(workdir, "h.pamtest", "service #svc\n"
                     "    auth required pam_matrix.so passdb=${PASSDB}\n"
                     "user bob secret #svc\nrun authenticate\n"
                     '    prompt "Password: " answer "secret"\n')
     r = tenv.pamtest(sc)
-    assert r.returncode == 0, r.stdout + r.stderr
+    if OPENPAM:
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert f"{sc}:1: " in r.stderr and "OpenPAM accepts only" in r.stderr
+        assert r.stdout == ""
+    else:
+        assert r.returncode == 0, r.stdout + r.stderr
+    assert tenv.leftovers() == []
+
+
+def test_application_service_outside_openpam_set(tenv):
+    # What the application passes pam_start() is its own: on OpenPAM a name
+    # outside the portable set fails there (PAM_SYSTEM_ERR), and the
+    # wrapper says why (not that libpam went around it); Linux-PAM takes it.
+    if OPENPAM:
+        r = tenv.launcher("-u", "bob:secret:svc", APP, "svc+x", "bob", "secret")
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert "result: PAM_SYSTEM_ERR" in r.stdout, r.stdout + r.stderr
+        assert "service name 'svc+x': OpenPAM refuses it" in r.stderr, r.stderr
+        assert "LD_PRELOAD" not in r.stderr
+    else:
+        r = tenv.launcher("-u", "bob:secret:svc+x", APP, "svc+x", "bob", "secret")
+        assert r.returncode == 0 and "result: PAM_SUCCESS" in r.stdout, r.stdout + r.stderr
+    assert tenv.leftovers() == []
 
 
 SERVICE_LINES = "    auth required pam_matrix.so passdb=${PASSDB}\n"

@@ -44,6 +44,7 @@ static const char *code_name(int rc)
 	case PAM_USER_UNKNOWN: return "PAM_USER_UNKNOWN";
 	case PAM_AUTHINFO_UNAVAIL: return "PAM_AUTHINFO_UNAVAIL";
 	case PAM_ABORT: return "PAM_ABORT";
+	case PAM_SYSTEM_ERR: return "PAM_SYSTEM_ERR";
 	default:
 		snprintf(num, sizeof(num), "%d", rc);
 		return num;

@@ -131,6 +131,26 @@ static void test_service_name_case(void **state)
 	assert_int_equal(auth("mixedcase"), PAM_AUTH_ERR);
 }
 
+/* "Service names are letters, digits, '.', '_' and '-' only": OpenPAM
+ * refuses any other at pam_start (PAM_SYSTEM_ERR), even with the file
+ * there; Linux-PAM takes it. */
+static void test_service_name_charset(void **state)
+{
+	tu_write_text(*state, "#svc", "auth required pam_permit.so\n");
+	tu_write_text(*state, "a+b", "auth required pam_permit.so\n");
+	tu_write_text(*state, "Ok.name_1-2", "auth required pam_permit.so\n");
+#if defined(PWRAP_OPENPAM)
+	assert_int_equal(auth("#svc"), 1000 + PAM_SYSTEM_ERR);
+	assert_int_equal(auth("a+b"), 1000 + PAM_SYSTEM_ERR);
+	assert_int_equal(auth("Ok.name_1-2"), PAM_SUCCESS);
+#else
+	assert_int_equal(auth("#svc"), PAM_SUCCESS);
+	assert_int_equal(auth("a+b"), PAM_SUCCESS);
+	tu_write_text(*state, "ok.name_1-2", "auth required pam_permit.so\n");
+	assert_int_equal(auth("Ok.name_1-2"), PAM_SUCCESS);
+#endif
+}
+
 /* "pam_set_item(PAM_SERVICE, ...) after pam_start returns PAM_BAD_ITEM"
  * (Linux-PAM takes it and loads that service's stack). */
 static void test_set_item_service(void **state)
@@ -248,6 +268,7 @@ int main(void)
 		T(test_plain_service_name_in_pam_service),
 		T(test_policy_syntax),
 		T(test_service_name_case),
+		T(test_service_name_charset),
 		T(test_set_item_service),
 		T(test_ownership_checks_off),
 		T(test_module_logging_and_libpamtest),

@@ -389,7 +389,13 @@ const char *pwrap_user_name_problem(const char *name)
 const char *pwrap_service_case_problem(const char *name)
 {
 #if defined(PWRAP_OPENPAM)
-	(void)name;	/* OpenPAM keeps the case of service names */
+	/* OpenPAM keeps the case of service names, but refuses any outside
+	 * the portable file-name set */
+	if (strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789._-") != strlen(name))
+		return "OpenPAM accepts only letters, digits, '.', '_' and '-' in "
+		       "a service name (pam_start() refuses any other), so this one "
+		       "would never be used";
 #else
 	for (const char *p = name; *p != '\0'; p++)
 		if (*p >= 'A' && *p <= 'Z')

@@ -76,7 +76,9 @@ int pwrap_valid_service_name(const char *name);
  * the name).  A passdb line starting with '#' is a comment to pam_matrix;
  * Linux-PAM lowercases the service name given to pam_start() (it reads the
  * lowercase file, modules see the lowercase name), so a service file or
- * passdb service with capitals is never used there (OpenPAM keeps case).
+ * passdb service with capitals is never used there (OpenPAM keeps case,
+ * but refuses names with characters other than letters, digits, '.', '_'
+ * and '-').
  */
 const char *pwrap_user_name_problem(const char *name);
 const char *pwrap_service_case_problem(const char *name);

@@ -291,8 +291,18 @@ def _lowercases_services():
     return True
 
 
+_OPENPAM_SERVICE_CHARS = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
 def _check_service_case(what, value):
-    if value != value.lower() and _lowercases_services():
+    if not _lowercases_services():
+        if not _OPENPAM_SERVICE_CHARS.issuperset(value):
+            raise ValueError(
+                "%s %r: OpenPAM accepts only letters, digits, '.', '_' and "
+                "'-' in a service name (pam_start() refuses any other), so "
+                "it would never be used" % (what, value))
+    elif value != value.lower():
         raise ValueError(
             "%s %r has capitals: Linux-PAM lowercases service names "
             "(pam_start() reads the file of the lowercase name, and modules "
