@@ -14,20 +14,31 @@
  *   ifnull=N     return N when a call succeeds without a response array
  *   ifnullentry=N  return N when a call succeeds with a NULL answer to a
  *                prompt (both checked before the answers are compared)
- *   info=TEXT    PAM_TEXT_INFO message
- *   err=TEXT     PAM_ERROR_MSG message
+ *   info=TEXT    PAM_TEXT_INFO message; each "%u" in TEXT becomes PAM_USER
+ *                (empty when unset), as in Linux-PAM's pam_echo
+ *   err=TEXT     PAM_ERROR_MSG message, "%u" likewise
  *   long=N       PAM_TEXT_INFO message of N characters "abc...zabc..."
  *   batch        send all messages of the line in one conversation call
  *   flags=N      PAM_SERVICE_ERR unless the flags passed are N (not chauthtok)
  *   putenv=N=V   pam_putenv("N=V")
  *   endstatus    at pam_end() setenv("LPT_END_STATUS", <status>) in the process
+ *   getuser      pam_get_user() (libpam prompts for a user not yet known)
+ *   sleep=N      sleep N seconds (a transaction that takes a while)
+ *   pidfile=PATH write "<pid>\n" of the process running PAM to PATH (through
+ *                PATH.tmp and rename, so a reader sees all of it or nothing)
+ *   only=FN      the whole line acts only in pam_sm_FN (authenticate, setcred,
+ *                acct_mgmt, open_session, close_session, chauthtok) and
+ *                returns PAM_SUCCESS in the others
  *   ret=N        return N (default PAM_SUCCESS) once everything else passed
  * A failed conversation call makes the module return what it returned.
+ * These options stand in for Linux-PAM's pam_debug, pam_echo, pam_env and
+ * pam_exec, so that the tests using them run on OpenPAM too.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <security/pam_appl.h>
 #include <security/pam_modules.h>
@@ -163,6 +174,80 @@ static char *lpt_long_text(long n)
 	return s;
 }
 
+/* TEXT with each "%u" replaced by PAM_USER (nothing when unset); the
+ * caller owns the result (NULL when out of memory). */
+static char *lpt_expand(pam_handle_t *pamh, const char *text)
+{
+	const void *item = NULL;
+	const char *user;
+	size_t ulen, len = 0;
+	char *out;
+
+	if (pam_get_item(pamh, PAM_USER, &item) != PAM_SUCCESS || item == NULL) {
+		item = "";
+	}
+	user = item;
+	ulen = strlen(user);
+	for (const char *p = text; *p != '\0'; p++) {
+		if (p[0] == '%' && p[1] == 'u') {
+			len += ulen;
+			p++;
+		} else {
+			len++;
+		}
+	}
+	out = malloc(len + 1);
+	if (out == NULL) {
+		return NULL;
+	}
+	len = 0;
+	for (const char *p = text; *p != '\0'; p++) {
+		if (p[0] == '%' && p[1] == 'u') {
+			memcpy(out + len, user, ulen);
+			len += ulen;
+			p++;
+		} else {
+			out[len++] = *p;
+		}
+	}
+	out[len] = '\0';
+	return out;
+}
+
+/* Write "<pid>\n" to path, whole or not at all (PAM_SYSTEM_ERR). */
+static int lpt_pidfile(const char *path)
+{
+	char *tmp = NULL;
+	FILE *f = NULL;
+	int rv = PAM_SYSTEM_ERR;
+
+	if (asprintf(&tmp, "%s.tmp", path) < 0) {
+		tmp = NULL;
+		goto out;
+	}
+	f = fopen(tmp, "w");
+	if (f == NULL) {
+		goto out;
+	}
+	if (fprintf(f, "%ld\n", (long)getpid()) < 0) {
+		goto out;
+	}
+	if (fclose(f) != 0) {
+		f = NULL;
+		goto out;
+	}
+	f = NULL;
+	if (rename(tmp, path) == 0) {
+		rv = PAM_SUCCESS;
+	}
+out:
+	if (f != NULL) {
+		fclose(f);
+	}
+	free(tmp);
+	return rv;
+}
+
 static void lpt_end_cleanup(pam_handle_t *pamh, void *data, int error_status)
 {
 	char buf[32];
@@ -173,8 +258,8 @@ static void lpt_end_cleanup(pam_handle_t *pamh, void *data, int error_status)
 	setenv("LPT_END_STATUS", buf, 1);
 }
 
-static int lpt_run(pam_handle_t *pamh, int flags, int check_flags,
-		   int argc, const char **argv)
+static int lpt_run(pam_handle_t *pamh, const char *fn, int flags,
+		   int check_flags, int argc, const char **argv)
 {
 	struct lpt_batch b;
 	int batch = 0;
@@ -182,6 +267,12 @@ static int lpt_run(pam_handle_t *pamh, int flags, int check_flags,
 	int rv = PAM_SUCCESS;
 
 	memset(&b, 0, sizeof(b));
+	for (int i = 0; i < argc; i++) {
+		if (strncmp(argv[i], "only=", 5) == 0 &&
+		    strcmp(argv[i] + 5, fn) != 0) {
+			return PAM_SUCCESS;
+		}
+	}
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "batch") == 0) {
 			batch = 1;
@@ -206,10 +297,10 @@ static int lpt_run(pam_handle_t *pamh, int flags, int check_flags,
 				       strdup("on: "), a + 3, -1);
 		} else if (strncmp(a, "info=", 5) == 0) {
 			rv = lpt_queue(pamh, &b, batch, PAM_TEXT_INFO,
-				       strdup(a + 5), NULL, -1);
+				       lpt_expand(pamh, a + 5), NULL, -1);
 		} else if (strncmp(a, "err=", 4) == 0) {
 			rv = lpt_queue(pamh, &b, batch, PAM_ERROR_MSG,
-				       strdup(a + 4), NULL, -1);
+				       lpt_expand(pamh, a + 4), NULL, -1);
 		} else if (strncmp(a, "long=", 5) == 0) {
 			rv = lpt_queue(pamh, &b, batch, PAM_TEXT_INFO,
 				       lpt_long_text(strtol(a + 5, NULL, 10)), NULL, -1);
@@ -221,6 +312,14 @@ static int lpt_run(pam_handle_t *pamh, int flags, int check_flags,
 			rv = pam_putenv(pamh, a + 7);
 		} else if (strcmp(a, "endstatus") == 0) {
 			rv = pam_set_data(pamh, "lpt_test_end", pamh, lpt_end_cleanup);
+		} else if (strcmp(a, "getuser") == 0) {
+			const char *user = NULL;
+
+			rv = pam_get_user(pamh, &user, NULL);
+		} else if (strncmp(a, "sleep=", 6) == 0) {
+			sleep((unsigned int)strtoul(a + 6, NULL, 10));
+		} else if (strncmp(a, "pidfile=", 8) == 0) {
+			rv = lpt_pidfile(a + 8);
 		} else if (strncmp(a, "ret=", 4) == 0) {
 			ret = (int)strtol(a + 4, NULL, 10);
 		}
@@ -235,31 +334,31 @@ static int lpt_run(pam_handle_t *pamh, int flags, int check_flags,
 PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,
 				   const char **argv)
 {
-	return lpt_run(pamh, flags, 1, argc, argv);
+	return lpt_run(pamh, "authenticate", flags, 1, argc, argv);
 }
 
 PAM_EXTERN int pam_sm_setcred(pam_handle_t *pamh, int flags, int argc,
 			      const char **argv)
 {
-	return lpt_run(pamh, flags, 1, argc, argv);
+	return lpt_run(pamh, "setcred", flags, 1, argc, argv);
 }
 
 PAM_EXTERN int pam_sm_acct_mgmt(pam_handle_t *pamh, int flags, int argc,
 				const char **argv)
 {
-	return lpt_run(pamh, flags, 1, argc, argv);
+	return lpt_run(pamh, "acct_mgmt", flags, 1, argc, argv);
 }
 
 PAM_EXTERN int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc,
 				   const char **argv)
 {
-	return lpt_run(pamh, flags, 1, argc, argv);
+	return lpt_run(pamh, "open_session", flags, 1, argc, argv);
 }
 
 PAM_EXTERN int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc,
 				    const char **argv)
 {
-	return lpt_run(pamh, flags, 1, argc, argv);
+	return lpt_run(pamh, "close_session", flags, 1, argc, argv);
 }
 
 PAM_EXTERN int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc,
@@ -268,5 +367,5 @@ PAM_EXTERN int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc,
 	if (!(flags & PAM_UPDATE_AUTHTOK)) {
 		return PAM_SUCCESS;
 	}
-	return lpt_run(pamh, flags, 0, argc, argv);
+	return lpt_run(pamh, "chauthtok", flags, 0, argc, argv);
 }

@@ -3,9 +3,10 @@
  * cmocka tests of libpamtest through the real preload: every case runs in a
  * process wrapped by libpam_wrapper.so (LD_PRELOAD, PAM_WRAPPER=1) reading
  * service files from a private directory below $TMPDIR.  The services use
- * stock Linux-PAM modules (pam_permit, pam_deny, pam_debug, pam_echo,
- * pam_env) and the test-only module pam_lpt_test.so (LPT_MODULE), which
- * drives the conversation exactly as each service line says.  Buffers and
+ * the stock modules pam_permit and pam_deny (Linux-PAM's and OpenPAM's),
+ * Linux-PAM's pam_echo in the one case about it, our pam_chatty by its bare
+ * name, and the test-only module pam_lpt_test.so (LPT_MODULE), which drives
+ * the conversation, returns and sets exactly what each service line says.  Buffers and
  * answer lists are allocated to their exact size where an overrun is the
  * point, so valgrind (LABELS memcheck) catches any read or write past them.
  */
@@ -47,12 +48,6 @@ static const struct lpt_service services[] = {
 	{ "deny",
 	  "auth required pam_deny.so\n"
 	  "account required pam_deny.so\n" },
-	/* Every operation returns a different code. */
-	{ "ops",
-	  "auth required pam_debug.so auth=auth_err cred=cred_unavail\n"
-	  "account required pam_debug.so acct=acct_expired\n"
-	  "password required pam_debug.so prechauthtok=success chauthtok=authtok_err\n"
-	  "session required pam_debug.so open_session=session_err close_session=cred_insufficient\n" },
 	{ "stop",
 	  "auth required " M " ret=7 endstatus\n"
 	  "account required " M " ret=13\n" },
@@ -69,6 +64,9 @@ static const struct lpt_service services[] = {
 	{ "echo",
 	  "auth required pam_echo.so hello_from_pam_echo\n"
 	  "auth required pam_permit.so\n" },
+	{ "chatty",
+	  "auth required pam_chatty.so num_lines=1 info\n"
+	  "auth required pam_permit.so\n" },
 	{ "batch",
 	  "auth required " M " batch info=bi off=p1 err=be on=p2\n" },
 	{ "keep",
@@ -80,32 +78,46 @@ static const struct lpt_service services[] = {
 
 struct lpt_state {
 	char *svcdir;
-	char *datadir;
 };
 
 static int group_setup(void **state)
 {
 	struct lpt_state *st = calloc(1, sizeof(*st));
 	char *envsvc = NULL;
+	char *opssvc = NULL;
 
 	if (st == NULL) {
 		return -1;
 	}
 	st->svcdir = tu_svcdir_new("lpt");
-	st->datadir = tu_mkdtemp("lpt");
 	for (size_t i = 0; i < sizeof(services) / sizeof(services[0]); i++) {
 		tu_write_text(st->svcdir, services[i].name,
 			      services[i].content);
 	}
-	tu_write_text(st->datadir, "env.conf", "LPT_FOO DEFAULT=bar\n");
 	if (asprintf(&envsvc,
-		     "session required pam_env.so readenv=0 conffile=%s/env.conf\n"
+		     "session required %s putenv=LPT_FOO=bar\n"
 		     "session required %s putenv=LPT_VAR=lpt_value\n",
-		     st->datadir, M) < 0) {
+		     M, M) < 0) {
 		return -1;
 	}
 	tu_write_text(st->svcdir, "env", envsvc);
 	free(envsvc);
+	/* Every operation returns a different code (the implementation's
+	 * values of the names). */
+	if (asprintf(&opssvc,
+		     "auth required %s only=authenticate ret=%d\n"
+		     "auth required %s only=setcred ret=%d\n"
+		     "account required %s ret=%d\n"
+		     "password required %s ret=%d\n"
+		     "session required %s only=open_session ret=%d\n"
+		     "session required %s only=close_session ret=%d\n",
+		     M, PAM_AUTH_ERR, M, PAM_CRED_UNAVAIL, M, PAM_ACCT_EXPIRED,
+		     M, PAM_AUTHTOK_ERR, M, PAM_SESSION_ERR,
+		     M, PAM_CRED_INSUFFICIENT) < 0) {
+		return -1;
+	}
+	tu_write_text(st->svcdir, "ops", opssvc);
+	free(opssvc);
 	*state = st;
 	return 0;
 }
@@ -116,9 +128,7 @@ static int group_teardown(void **state)
 
 	if (st != NULL) {
 		tu_rmtree_quiet(st->svcdir);
-		tu_rmtree_quiet(st->datadir);
 		free(st->svcdir);
-		free(st->datadir);
 		free(st);
 	}
 	return 0;
@@ -236,16 +246,10 @@ static void test_permit_all_ops(void **state)
 	assert_int_equal(perr, PAMTEST_ERR_OK);
 }
 
-/* Each operation calls the right PAM function: pam_debug returns a
- * different code for each one. */
+/* Each operation calls the right PAM function: pam_lpt_test returns a
+ * different code for each one (the chauthtok's in its update pass). */
 static void test_op_mapping(void **state)
 {
-#if defined(PWRAP_OPENPAM)
-	if (state != NULL) {
-		TU_SKIP("the service uses Linux-PAM's pam_debug module "
-			"(OpenPAM's pam_return gives one code per facility)");
-	}
-#endif
 	const struct {
 		enum pamtest_ops op;
 		int rv;
@@ -536,6 +540,23 @@ static void test_stock_pam_echo(void **state)
 	assert_string_equal(info, "hello_from_pam_echo");
 }
 
+/* The same through our module named bare (found next to the wrapper), on
+ * every PAM implementation. */
+static void test_bare_pam_chatty(void **state)
+{
+	char info[PAM_MAX_MSG_SIZE] = "";
+	char *out_info[] = { info, NULL };
+	struct pamtest_conv_data conv_data = { .out_info = out_info };
+	struct pam_testcase tests[] = {
+		pam_test(PAMTEST_AUTHENTICATE, PAM_SUCCESS),
+	};
+
+	(void)state;
+	assert_int_equal(run_pamtest("chatty", "trinity", &conv_data, tests),
+			 PAMTEST_ERR_OK);
+	assert_string_equal(info, "Authentication succeeded");
+}
+
 static void test_more_messages_than_buffers(void **state)
 {
 	/* Exactly-sized heap arrays: one buffer for three infos, none for
@@ -634,11 +655,6 @@ static void test_batched_conversation(void **state)
 
 static void test_getenvlist(void **state)
 {
-#if defined(PWRAP_OPENPAM)
-	if (state != NULL) {
-		TU_SKIP("the service uses Linux-PAM's pam_env module");
-	}
-#endif
 	struct pam_testcase tests[] = {
 		pam_test(PAMTEST_OPEN_SESSION, PAM_SUCCESS),
 		pam_test(PAMTEST_GETENVLIST, PAM_SUCCESS),
@@ -1010,6 +1026,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(test_null_answer_arrays, reset_end_status),
 		cmocka_unit_test_setup(test_messages_copied, reset_end_status),
 		cmocka_unit_test_setup(test_stock_pam_echo, reset_end_status),
+		cmocka_unit_test_setup(test_bare_pam_chatty, reset_end_status),
 		cmocka_unit_test_setup(test_more_messages_than_buffers, reset_end_status),
 		cmocka_unit_test_setup(test_long_message_truncated, reset_end_status),
 		cmocka_unit_test_setup(test_batched_conversation, reset_end_status),

@@ -24,6 +24,15 @@ def our_module(name):
     return os.path.join(moddir, name) if moddir else name
 
 
+def lpt_module():
+    """Path of tests/libpamtest's pam_lpt_test.so (ctest sets it): the
+    test-only module that sends the messages, sets the variables and takes
+    the time a line says, on Linux-PAM and OpenPAM alike."""
+    path = os.environ.get("PWRAP_LPT_MODULE")
+    assert path, "PWRAP_LPT_MODULE (pam_lpt_test.so) is not set: run under ctest"
+    return path
+
+
 class ServiceDir(TempDir):
     """A private PAM_WRAPPER_SERVICE_DIR (0755) with helpers to fill it
     (file, service, passdb: see TempDir); path is a str."""

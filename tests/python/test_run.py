@@ -10,7 +10,7 @@ import time
 import pytest
 
 import pypamtest
-from conftest import OPENPAM, our_module
+from conftest import OPENPAM, lpt_module, our_module
 
 AUTH = pypamtest.PAMTEST_AUTHENTICATE
 SETCRED = pypamtest.PAMTEST_SETCRED
@@ -89,18 +89,18 @@ def test_every_operation_succeeds(svc):
 
 def test_tests_may_be_a_tuple_or_empty(svc):
     # Each case says it ran by its message; an empty run runs nothing.
-    svc.service("svc", "auth optional pam_echo.so in auth",
+    svc.service("svc", "auth optional %s info=in_auth" % lpt_module(),
                 "auth required pam_permit.so",
-                "account optional pam_echo.so in account",
+                "account optional %s info=in_account" % lpt_module(),
                 "account required pam_permit.so")
     res = pypamtest.run_pamtest("alice", "svc", (Case(AUTH),))
-    assert res.info == ("in auth",) and res.errors == ()
+    assert res.info == ("in_auth",) and res.errors == ()
     res = pypamtest.run_pamtest("alice", "svc", [])
     assert res.info == () and res.errors == ()
     res = pypamtest.run_pamtest("alice", "svc", ())
     assert res.info == () and res.errors == ()
     res = pypamtest.run_pamtest("alice", "svc", iter([Case(ACCOUNT)]))
-    assert res.info == ("in account",) and res.errors == ()
+    assert res.info == ("in_account",) and res.errors == ()
     # The cases of a tuple and an iterator are checked against expected_rv.
     for tests in ((Case(AUTH, expected_rv=pypamtest.PAM_AUTH_ERR),),
                   iter([Case(AUTH, expected_rv=pypamtest.PAM_AUTH_ERR)])):
@@ -186,18 +186,18 @@ def test_missing_service_is_a_start_error(svc):
 # -- messages ---------------------------------------------------------------
 
 def test_info_messages_in_arrival_order(svc):
-    svc.service("svc", *["auth optional pam_echo.so message %d" % i
+    svc.service("svc", *["auth optional %s info=message_%d" % (lpt_module(), i)
                          for i in range(5)], "auth required pam_permit.so")
     res = pypamtest.run_pamtest("alice", "svc", [Case(AUTH)])
-    assert res.info == tuple("message %d" % i for i in range(5))
+    assert res.info == tuple("message_%d" % i for i in range(5))
     assert res.errors == ()
 
 
 def test_info_and_error_messages(svc):
     chatty = our_module("pam_chatty.so")
-    svc.service("svc", "auth optional pam_echo.so first",
+    svc.service("svc", "auth optional %s info=first" % lpt_module(),
                 "auth required %s num_lines=2 info error" % chatty,
-                "auth optional pam_echo.so last",
+                "auth optional %s info=last" % lpt_module(),
                 "auth required %s num_lines=1 error" % chatty,
                 "auth required pam_permit.so")
     res = pypamtest.run_pamtest("alice", "svc", [Case(AUTH)])
@@ -216,20 +216,20 @@ def test_many_messages(svc, count):
 
 
 def test_many_messages_from_many_modules(svc):
-    svc.service("svc", *["auth optional pam_echo.so line %d" % i
+    svc.service("svc", *["auth optional %s info=line_%d" % (lpt_module(), i)
                          for i in range(40)], "auth required pam_permit.so")
     res = pypamtest.run_pamtest("alice", "svc", [Case(AUTH)])
-    assert res.info == tuple("line %d" % i for i in range(40))
+    assert res.info == tuple("line_%d" % i for i in range(40))
 
 
 def test_messages_from_every_case_of_the_run(svc):
-    svc.service("svc", "auth optional pam_echo.so in auth",
+    svc.service("svc", "auth optional %s info=in_auth" % lpt_module(),
                 "auth required pam_permit.so",
-                "account optional pam_echo.so in account",
+                "account optional %s info=in_account" % lpt_module(),
                 "account required pam_permit.so")
     res = pypamtest.run_pamtest("alice", "svc",
                                 [Case(AUTH), Case(ACCOUNT)])
-    assert res.info == ("in auth", "in account")
+    assert res.info == ("in_auth", "in_account")
 
 
 # -- answers ----------------------------------------------------------------
@@ -308,8 +308,9 @@ def test_stock_module_prompt_without_answer(svc):
 
 
 def test_echo_on_answers(svc):
-    svc.service("svc", "auth required pam_permit.so",
-                "auth optional pam_echo.so user=%u")
+    # pam_get_user: libpam's own prompt for the user, echo on.
+    svc.service("svc", "auth required %s getuser" % lpt_module(),
+                "auth optional %s info=user=%%u" % lpt_module())
     res = pypamtest.run_pamtest(None, "svc", [Case(AUTH)],
                                 echo_off=["not this"], echo_on=["bob"])
     assert res.info == ("user=bob",)
@@ -317,9 +318,9 @@ def test_echo_on_answers(svc):
 
 def test_echo_on_and_off_together(svc):
     db = svc.passdb(("bob", "pw", "svc"))
-    svc.service("svc", "auth required pam_permit.so",
+    svc.service("svc", "auth required %s getuser" % lpt_module(),
                 "auth required %s passdb=%s" % (our_module("pam_matrix.so"), db),
-                "auth optional pam_echo.so user=%u")
+                "auth optional %s info=user=%%u" % lpt_module())
     # The echo_on answer is the user, the echo_off one bob's password.
     res = assert_case_returns(None, "svc", AUTH, pypamtest.PAM_SUCCESS,
                               echo_on=["bob"], echo_off=["pw"])
@@ -367,11 +368,10 @@ def test_tests_must_be_testcases(svc, bad):
 # -- GETENVLIST ---------------------------------------------------------------
 
 def env_service(svc, text):
-    envfile = svc.file("environment", text)
-    conffile = svc.file("pam_env.conf", "")
+    # Each NAME=VALUE line of text is a pam_putenv() of the session.
     svc.service("svc", "auth required pam_permit.so",
-                "session required pam_env.so readenv=1 user_readenv=0 "
-                "envfile=%s conffile=%s" % (envfile, conffile))
+                " ".join(["session required %s" % lpt_module()]
+                         + ["putenv=" + v for v in text.splitlines()]))
 
 
 def test_getenvlist_dict_split_at_first_equals(svc):
@@ -434,10 +434,10 @@ def test_each_test_has_its_own_service_dir(svc, module, rv):
 
 def test_gil_is_released_during_pam(svc):
     db = svc.passdb(("alice", "secret", "svc"))
-    svc.service("svc", "auth optional pam_echo.so before",
-                "auth required pam_exec.so quiet /bin/sleep 3",
+    svc.service("svc", "auth optional %s info=before" % lpt_module(),
+                "auth required %s sleep=3" % lpt_module(),
                 "auth required %s passdb=%s" % (our_module("pam_matrix.so"), db),
-                "auth optional pam_echo.so after")
+                "auth optional %s info=after" % lpt_module())
     out = {}
 
     def run():
@@ -464,7 +464,7 @@ def test_gil_is_released_during_pam(svc):
 
 def test_concurrent_transactions(svc):
     db = svc.passdb(("alice", "secret", "svc"), ("bob", "hunter2", "svc"))
-    svc.service("svc", "auth optional pam_echo.so hello %u",
+    svc.service("svc", "auth optional %s info=hello_%%u" % lpt_module(),
                 "auth required %s passdb=%s" % (our_module("pam_matrix.so"), db))
     errors = []
 
@@ -473,7 +473,7 @@ def test_concurrent_transactions(svc):
             for _ in range(10):
                 res = pypamtest.run_pamtest(user, "svc", [Case(AUTH)],
                                             echo_off=[pw])
-                assert res.info == ("hello " + user,)
+                assert res.info == ("hello_" + user,)
         except BaseException as e:
             errors.append(e)
 

@@ -164,7 +164,7 @@ def test_launcher_keeps_ignored_signals_ignored(tenv, workdir):
 
 BLOCKING = """\
 service svc
-    auth required pam_exec.so {script}
+    auth required {lpt} pidfile={mark} sleep=60
     auth required pam_matrix.so passdb=${{PASSDB}}
 user bob secret
 run authenticate
@@ -172,32 +172,29 @@ run authenticate
 """
 
 
-@pytest.mark.skipif(OPENPAM, reason="the blocking stack uses Linux-PAM's pam_exec.so")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP,
                                  signal.SIGUSR1, signal.SIGALRM],
                          ids=signame)
 def test_pamtest_signal_cleans_up(tenv, workdir, sig):
-    # pam_exec runs a script that says it is there, then waits: pamtest is
-    # in the middle of a transaction when the signal comes.
-    mark = os.path.join(workdir, "pids")
-    script = write_file(workdir, "block.sh",
-                        f"#!/bin/sh\necho $$ $PPID > {mark}\n"
-                        "exec sleep 60 </dev/null >/dev/null 2>&1\n", mode=0o755)
-    sc = write_file(workdir, "s.pamtest", BLOCKING.format(script=script))
+    # pam_lpt_test writes the pid of the process running PAM, then sleeps:
+    # pamtest is in the middle of a transaction when the signal comes.
+    mark = os.path.join(workdir, "pid")
+    lpt = os.environ.get("PWRAP_LPT_MODULE")
+    assert lpt, "PWRAP_LPT_MODULE (pam_lpt_test.so) is not set: run under ctest"
+    sc = write_file(workdir, "s.pamtest", BLOCKING.format(lpt=lpt, mark=mark))
     pids = []
 
     def private_dir_there():
         assert [d for d in tenv.leftovers() if d.startswith("pamtest.")]
 
-    try:
-        rc, _, err = signal_when_ready(tenv, [PAMTEST, sc], mark, sig, pids,
-                                       private_dir_there)
-    finally:
-        for pid in pids[:1]:
-            kill_quietly(pid)  # pam_exec's script, not pamtest's business
-    assert rc == 128 + sig, err
+    rc, _, err = signal_when_ready(tenv, [PAMTEST, sc], mark, sig, pids,
+                                   private_dir_there)
     # The process running the transaction ended too.
-    assert gone(pids[1])
+    ended = gone(pids[0])
+    if not ended:
+        kill_quietly(pids[0])
+    assert rc == 128 + sig, err
+    assert ended, "the transaction kept running"
     # No passdb, no service file, no wrapper runtime directory left.
     assert tenv.leftovers() == []
 
