@@ -26,10 +26,11 @@
  *   sleep=N      sleep N seconds (a transaction that takes a while)
  *   pidfile=PATH write "<pid>\n" of the process running PAM to PATH (through
  *                PATH.tmp and rename, so a reader sees all of it or nothing)
- *   only=FN      the whole line acts only in pam_sm_FN (authenticate, setcred,
- *                acct_mgmt, open_session, close_session, chauthtok) and
- *                returns PAM_SUCCESS in the others
  *   ret=N        return N (default PAM_SUCCESS) once everything else passed
+ *   FN=N         the same, but only in pam_sm_FN (authenticate, setcred,
+ *                acct_mgmt, open_session, close_session, chauthtok), where
+ *                it wins over ret=: one line gives each function its code,
+ *                as Linux-PAM's pam_debug does
  * A failed conversation call makes the module return what it returned.
  * These options stand in for Linux-PAM's pam_debug, pam_echo, pam_env and
  * pam_exec, so that the tests using them run on OpenPAM too.
@@ -265,16 +266,14 @@ static int lpt_run(pam_handle_t *pamh, const char *fn, int flags,
 	int batch = 0;
 	int ret = PAM_SUCCESS;
 	int rv = PAM_SUCCESS;
+	int fn_ret = -1; /* FN=N for this function; -1: none */
+	size_t fnlen = strlen(fn);
 
 	memset(&b, 0, sizeof(b));
 	for (int i = 0; i < argc; i++) {
-		if (strncmp(argv[i], "only=", 5) == 0 &&
-		    strcmp(argv[i] + 5, fn) != 0) {
-			return PAM_SUCCESS;
-		}
-	}
-	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "batch") == 0) {
+		if (strncmp(argv[i], fn, fnlen) == 0 && argv[i][fnlen] == '=') {
+			fn_ret = (int)strtol(argv[i] + fnlen + 1, NULL, 10);
+		} else if (strcmp(argv[i], "batch") == 0) {
 			batch = 1;
 		} else if (strncmp(argv[i], "ifnull=", 7) == 0) {
 			b.ifnull = (int)strtol(argv[i] + 7, NULL, 10);
@@ -328,7 +327,10 @@ static int lpt_run(pam_handle_t *pamh, const char *fn, int flags,
 		rv = lpt_flush(pamh, &b);
 	}
 	lpt_batch_clear(&b);
-	return rv != PAM_SUCCESS ? rv : ret;
+	if (rv != PAM_SUCCESS) {
+		return rv;
+	}
+	return fn_ret >= 0 ? fn_ret : ret;
 }
 
 PAM_EXTERN int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc,

@@ -105,15 +105,13 @@ static int group_setup(void **state)
 	/* Every operation returns a different code (the implementation's
 	 * values of the names). */
 	if (asprintf(&opssvc,
-		     "auth required %s only=authenticate ret=%d\n"
-		     "auth required %s only=setcred ret=%d\n"
+		     "auth required %s authenticate=%d setcred=%d\n"
 		     "account required %s ret=%d\n"
 		     "password required %s ret=%d\n"
-		     "session required %s only=open_session ret=%d\n"
-		     "session required %s only=close_session ret=%d\n",
-		     M, PAM_AUTH_ERR, M, PAM_CRED_UNAVAIL, M, PAM_ACCT_EXPIRED,
+		     "session required %s open_session=%d close_session=%d\n",
+		     M, PAM_AUTH_ERR, PAM_CRED_UNAVAIL, M, PAM_ACCT_EXPIRED,
 		     M, PAM_AUTHTOK_ERR, M, PAM_SESSION_ERR,
-		     M, PAM_CRED_INSUFFICIENT) < 0) {
+		     PAM_CRED_INSUFFICIENT) < 0) {
 		return -1;
 	}
 	tu_write_text(st->svcdir, "ops", opssvc);
