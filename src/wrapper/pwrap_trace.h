@@ -22,6 +22,7 @@
 #ifndef PWRAP_TRACE_H
 #define PWRAP_TRACE_H
 
+#include "pwrap_control.h"
 #include "pwrap_private.h"
 
 /* The module functions, in OpenPAM's order (its PAM_SM_* values). */
@@ -41,17 +42,17 @@ enum pwrap_trace_fmt {
 	PWRAP_TRACE_TEXT,
 };
 
-/* Linux-PAM's actions (pam.conf(5)); a jump N is N > 0. */
+/* Linux-PAM's actions (pam.conf(5), pwrap_control.h); a jump N is N > 0. */
 enum pwrap_action {
-	PWRAP_ACT_IGNORE = 0,
-	PWRAP_ACT_OK = -1,
-	PWRAP_ACT_DONE = -2,
-	PWRAP_ACT_BAD = -3,
-	PWRAP_ACT_DIE = -4,
-	PWRAP_ACT_RESET = -5,
+	PWRAP_ACT_IGNORE = PWRAP_CONTROL_IGNORE,
+	PWRAP_ACT_OK = PWRAP_CONTROL_OK,
+	PWRAP_ACT_DONE = PWRAP_CONTROL_DONE,
+	PWRAP_ACT_BAD = PWRAP_CONTROL_BAD,
+	PWRAP_ACT_DIE = PWRAP_CONTROL_DIE,
+	PWRAP_ACT_RESET = PWRAP_CONTROL_RESET,
 	PWRAP_ACT_INCOMPLETE = -6,	/* PAM_INCOMPLETE: libpam returns */
 };
-#define PWRAP_TRACE_CODES 32	/* Linux-PAM's return values (0..31) */
+#define PWRAP_TRACE_CODES PWRAP_CONTROL_CODES	/* Linux-PAM's 0..31 */
 
 /* A traced line; immutable once registered, kept for the process's life
  * (a handle started earlier may still run it). */

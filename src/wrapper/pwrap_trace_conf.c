@@ -280,131 +280,24 @@ const struct pwrap_trace_line **pwrap_trace_walked_lines(size_t *n)
 
 /* ---- Linux-PAM's controls ---------------------------------------------- */
 
-/* The return-value names of pam.conf(5), in Linux-PAM's code order, then
- * "default". */
-static const char *const value_names[PWRAP_TRACE_CODES + 1] = {
-	"success", "open_err", "symbol_err", "service_err", "system_err",
-	"buf_err", "perm_denied", "auth_err", "cred_insufficient",
-	"authinfo_unavail", "user_unknown", "maxtries", "new_authtok_reqd",
-	"acct_expired", "session_err", "cred_unavail", "cred_expired",
-	"cred_err", "no_module_data", "conv_err", "authtok_err",
-	"authtok_recover_err", "authtok_lock_busy", "authtok_disable_aging",
-	"try_again", "ignore", "abort", "authtok_expired", "module_unknown",
-	"bad_item", "conv_again", "incomplete", "default",
-};
-static const char *const action_names[] = { "ignore", "ok", "done", "bad",
-					    "die", "reset" };
-#define UNSET 100	/* not set yet: filled by the default */
-
-static void set_unset(signed char *a, int act)
-{
-	for (int i = 0; i < PWRAP_TRACE_CODES; i++) {
-		if (a[i] == UNSET) {
-			a[i] = (signed char)act;
-		}
-	}
-}
-
-/* "[value=action ...]" as libpam parses it: a value or action name is
- * recognised by its prefix (so "successful" is "success" followed by
- * garbage); blanks around '=' are allowed; any error makes every code
- * "bad". */
-static bool parse_control(const char *p, signed char *a)
-{
-	while (*p != '\0') {
-		size_t v, k, len = 0;
-		int act = 0;
-
-		while (isspace((unsigned char)*p)) {
-			p++;
-		}
-		if (*p == '\0') {
-			break;
-		}
-		for (v = 0; v <= PWRAP_TRACE_CODES; v++) {
-			len = strlen(value_names[v]);
-			if (strncmp(value_names[v], p, len) == 0) {
-				break;
-			}
-		}
-		if (v > PWRAP_TRACE_CODES || p[len] == '\0') {
-			return false;
-		}
-		p += len;
-		while (isspace((unsigned char)*p)) {
-			p++;
-		}
-		if (*p++ != '=') {
-			return false;
-		}
-		while (isspace((unsigned char)*p)) {
-			p++;
-		}
-		if (*p == '\0') {
-			return false;
-		}
-		for (k = 0; k < sizeof(action_names) / sizeof(action_names[0]);
-		     k++) {
-			len = strlen(action_names[k]);
-			if (strncmp(action_names[k], p, len) == 0) {
-				act = -(int)k;
-				p += len;
-				break;
-			}
-		}
-		if (k == sizeof(action_names) / sizeof(action_names[0])) {
-			if (!isdigit((unsigned char)*p)) {
-				return false;
-			}
-			while (isdigit((unsigned char)*p)) {
-				/* more than a stack holds is a bad jump to
-				 * libpam too; 99 keeps it one */
-				act = act * 10 + (*p++ - '0');
-				act = act > 99 ? 99 : act;
-			}
-			if (act == 0) {
-				return false;
-			}
-		}
-		if (v == PWRAP_TRACE_CODES) {
-			set_unset(a, act);
-		} else {
-			a[v] = (signed char)act;
-		}
-	}
-	return true;
-}
-
+/* The actions libpam takes from CONTROL (pwrap_control.c reads it), in the
+ * trace's signed chars: a jump past 99 lines is a jump past the stack
+ * either way, so it is kept as 99. */
 void pwrap_trace_actions(const char *control,
 			 signed char actions[PWRAP_TRACE_CODES])
 {
-	static const struct {
-		const char *name;
-		signed char success, other;
-		bool ignore_is_ignore;
-	} keywords[] = {
-		{ "required", PWRAP_ACT_OK, PWRAP_ACT_BAD, true },
-		{ "requisite", PWRAP_ACT_OK, PWRAP_ACT_DIE, true },
-		{ "optional", PWRAP_ACT_OK, PWRAP_ACT_IGNORE, false },
-		{ "sufficient", PWRAP_ACT_DONE, PWRAP_ACT_IGNORE, false },
-	};
+	int act[PWRAP_CONTROL_CODES];
 
-	memset(actions, UNSET, PWRAP_TRACE_CODES);
-	for (size_t i = 0; i < sizeof(keywords) / sizeof(keywords[0]); i++) {
-		if (strcasecmp(control, keywords[i].name) == 0) {
-			actions[PAM_SUCCESS] = keywords[i].success;
-			actions[PAM_NEW_AUTHTOK_REQD] = keywords[i].success;
-			if (keywords[i].ignore_is_ignore) {
-				actions[PAM_IGNORE] = PWRAP_ACT_IGNORE;
-			}
-			set_unset(actions, keywords[i].other);
-			return;
-		}
-	}
-	if (!parse_control(control, actions)) {
+	if (!pwrap_control_actions(control, act)) {
+		/* include and substack lines are not module calls */
 		memset(actions, PWRAP_ACT_BAD, PWRAP_TRACE_CODES);
+		return;
 	}
-	set_unset(actions, PWRAP_ACT_BAD);
+	for (int i = 0; i < PWRAP_TRACE_CODES; i++) {
+		actions[i] = (signed char)(act[i] > 99 ||
+					   act[i] < PWRAP_ACT_RESET ? 99
+								    : act[i]);
+	}
 }
 
 /* ---- what a module line becomes ------------------------------------------ */

@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include "explore.h"
 #include "explore_read.h"
+#include "pwrap_control.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -33,19 +34,16 @@
 #define LINE_BUF 1024	/* libpam's BUF_SIZE */
 #define TYPE_ANY (-1)
 
-/* libpam's names of return codes in controls, in its order; [32] default */
-static const char *const words[XP_NCODES + 1] = {
-	"success", "open_err", "symbol_err", "service_err", "system_err",
-	"buf_err", "perm_denied", "auth_err", "cred_insufficient",
-	"authinfo_unavail", "user_unknown", "maxtries", "new_authtok_reqd",
-	"acct_expired", "session_err", "cred_unavail", "cred_expired",
-	"cred_err", "no_module_data", "conv_err", "authtok_err",
-	"authtok_recover_err", "authtok_lock_busy", "authtok_disable_aging",
-	"try_again", "ignore", "abort", "authtok_expired", "module_unknown",
-	"bad_item", "conv_again", "incomplete", "default",
-};
-static const char *const actions[] = { "ignore", "ok", "done", "bad", "die",
-				       "reset" };
+/* l.act holds pwrap_control.c's actions as they are */
+#define XP_SAME(a, b) ((int)(a) == (int)(b))
+_Static_assert(XP_NCODES == PWRAP_CONTROL_CODES &&
+	       XP_SAME(XP_IGNORE, PWRAP_CONTROL_IGNORE) &&
+	       XP_SAME(XP_OK, PWRAP_CONTROL_OK) &&
+	       XP_SAME(XP_DONE, PWRAP_CONTROL_DONE) &&
+	       XP_SAME(XP_BAD, PWRAP_CONTROL_BAD) &&
+	       XP_SAME(XP_DIE, PWRAP_CONTROL_DIE) &&
+	       XP_SAME(XP_RESET, PWRAP_CONTROL_RESET),
+	       "explore's actions are pwrap_control.c's");
 static const char *const fns[XP_NTYPES] = {
 	"pam_sm_authenticate", "pam_sm_acct_mgmt", "pam_sm_chauthtok",
 	"pam_sm_open_session",
@@ -55,7 +53,7 @@ static const char *const type_words[XP_NTYPES] = { "auth", "account",
 
 const char *xp_code_word(int code)
 {
-	return code >= 0 && code < XP_NCODES ? words[code] : "?";
+	return pwrap_control_code_word(code);
 }
 
 const char *xp_system_dir(void)
@@ -146,63 +144,6 @@ static void set_default(int *act, int a)
 	for (int i = 0; i < XP_NCODES; i++)
 		if (act[i] == XP_UNDEF)
 			act[i] = a;
-}
-
-/* "[value=action ...]" as libpam parses it: any error makes every code bad. */
-static void parse_control(int *act, const char *tok)
-{
-	while (*tok != '\0') {
-		size_t len = 0;
-		int ret, a;
-
-		while (isspace((unsigned char)*tok))
-			tok++;
-		if (*tok == '\0')
-			break;
-		for (ret = 0; ret <= XP_NCODES; ret++) {
-			len = strlen(words[ret]);
-			if (strncmp(words[ret], tok, len) == 0)
-				break;
-		}
-		if (ret > XP_NCODES || *(tok += len) == '\0')
-			goto bad;
-		while (isspace((unsigned char)*tok))
-			tok++;
-		if (*tok++ != '=')
-			goto bad;
-		while (isspace((unsigned char)*tok))
-			tok++;
-		if (*tok == '\0')
-			goto bad;
-		for (a = 0; a < 6; a++) {
-			len = strlen(actions[a]);
-			if (strncmp(actions[a], tok, len) == 0) {
-				a = -a;
-				tok += len;
-				break;
-			}
-		}
-		if (a > 0) {
-			uint32_t n = 0;	/* libpam's int, wrapping */
-
-			if (!isdigit((unsigned char)*tok))
-				goto bad;
-			do
-				n = n * 10 + (uint32_t)(*tok - '0');
-			while (*++tok != '\0' && isdigit((unsigned char)*tok));
-			a = (int)n;
-			if (a == 0)
-				goto bad;
-		}
-		if (ret == XP_NCODES)
-			set_default(act, a);
-		else
-			act[ret] = a;
-	}
-	return;
-bad:
-	for (int i = 0; i < XP_NCODES; i++)
-		act[i] = XP_BAD;
 }
 
 /* libpam keeps a module's name without directory and extension, and
@@ -340,26 +281,9 @@ static int read_line(struct rd *r, int file, unsigned lineno, char *buf,
 		set_default(l.act, XP_BAD);
 		l.kind = XP_FIXED;
 		l.why = "a line without a control";
-	} else if (strcasecmp(tok, "required") == 0 ||
-		   strcasecmp(tok, "requisite") == 0) {
-		bool requisite = strcasecmp(tok, "requisite") == 0;
-
-		l.act[PAM_SUCCESS] = l.act[PAM_NEW_AUTHTOK_REQD] = XP_OK;
-		l.act[PAM_IGNORE] = XP_IGNORE;
-		set_default(l.act, requisite ? XP_DIE : XP_BAD);
-	} else if (strcasecmp(tok, "optional") == 0) {
-		l.act[PAM_SUCCESS] = l.act[PAM_NEW_AUTHTOK_REQD] = XP_OK;
-		set_default(l.act, XP_IGNORE);
-	} else if (strcasecmp(tok, "sufficient") == 0) {
-		l.act[PAM_SUCCESS] = l.act[PAM_NEW_AUTHTOK_REQD] = XP_DONE;
-		set_default(l.act, XP_IGNORE);
-	} else if (strcasecmp(tok, "include") == 0 ||
-		   strcasecmp(tok, "substack") == 0) {
-		inc = 1;
+	} else if (!pwrap_control_actions(tok, l.act)) {
+		inc = 1;	/* include or substack */
 		sub = tolower((unsigned char)tok[0]) == 's';
-	} else {
-		parse_control(l.act, tok);
-		set_default(l.act, XP_BAD);
 	}
 	target = token(&next);
 	if (inc) {

@@ -1,0 +1,39 @@
+/*
+ * Linux-PAM's control words ("required", "[success=ok default=bad]", ...)
+ * read into one action per return code, exactly as libpam reads them.  The
+ * module trace (pwrap_trace_conf.c) and pamtest explore
+ * (tools/pamtest/explore_linux.c) both need them; this is the one copy.
+ */
+#ifndef PWRAP_CONTROL_H
+#define PWRAP_CONTROL_H
+
+#include <stdbool.h>
+
+/* not exported from libpam_wrapper.so (same definition as pwrap_private.h) */
+#ifndef PWRAP_HIDDEN
+#define PWRAP_HIDDEN __attribute__((visibility("hidden")))
+#endif
+
+#define PWRAP_CONTROL_CODES 32	/* Linux-PAM's return values (0..31) */
+
+/* libpam's actions; a positive value is a jump over that many lines */
+enum {
+	PWRAP_CONTROL_IGNORE = 0,
+	PWRAP_CONTROL_OK = -1,
+	PWRAP_CONTROL_DONE = -2,
+	PWRAP_CONTROL_BAD = -3,
+	PWRAP_CONTROL_DIE = -4,
+	PWRAP_CONTROL_RESET = -5,
+};
+
+/* Fills ACT from CONTROL as libpam does: a keyword, or "[value=action ...]"
+ * (any error in it makes every code "bad"; a jump's number wraps as
+ * libpam's int does); codes left unset are "bad".  Returns false, with ACT
+ * untouched, for "include" and "substack", which are not actions. */
+PWRAP_HIDDEN bool pwrap_control_actions(const char *control,
+					int act[PWRAP_CONTROL_CODES]);
+
+/* The pam.conf(5) name of return value CODE ("success", ...), "?" if none */
+PWRAP_HIDDEN const char *pwrap_control_code_word(int code);
+
+#endif
