@@ -11,8 +11,9 @@
  * for one word per line: a module name that the callback resolves, or in
  * a traced copy the trace's stand-in with its "pwrap_trace=N" (OpenPAM's
  * include targets are service names, found through the redirected policy
- * path: they stay as written, the callback only hears of them).  Lines OpenPAM refuses (no facility, an unterminated quote) stay
- * as they are: OpenPAM refuses the copy the same way.
+ * path: they stay as written, the callback only hears of them).  Lines
+ * OpenPAM refuses (no facility, an unterminated quote) stay as they are:
+ * OpenPAM refuses the copy the same way.
  *
  * No I/O, like pwrap_conf.c: text in, text out.
  */
