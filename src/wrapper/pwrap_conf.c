@@ -317,12 +317,12 @@ enum pwrap_stack pwrap_stack_included(enum pwrap_stack line,
 }
 
 /*
- * libpam names a substack after its target (the last path component
- * without its last ".suffix", extract_modulename()) and fails the line
- * when that name is empty or "?", before it opens the target: such a
- * target stays as written (a rewritten one always has a name).
+ * libpam names a module or substack after its path (the last component
+ * without its last ".suffix") and fails the line when that name is empty
+ * or "?", before it opens anything: such a substack target stays as
+ * written (a rewritten one always has a name).
  */
-static bool substack_name_refused(const char *target)
+bool pwrap_libpam_name_refused(const char *target)
 {
 	const char *base = strrchr(target, '/');
 	const char *dot;
@@ -537,7 +537,7 @@ static int rewrite_line(struct sbuf *out, const char *l, const char *src,
 		goto out;
 	}
 	/* a callback left NULL keeps its tokens as written */
-	if (include && substack && substack_name_refused(text)) {
+	if (include && substack && pwrap_libpam_name_refused(text)) {
 		rep = NULL;	/* libpam refuses the line as it is */
 	} else if (include && ops->include_target != NULL) {
 		rep = ops->include_target(ops->ctx, text, line_stack(l, &t1),

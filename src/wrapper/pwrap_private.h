@@ -127,6 +127,9 @@ struct pwrap_rewrite_ops {
 	 * libpam, module_path's is used. */
 	char *(*module_line)(void *ctx, const struct pwrap_module_line *ml);
 };
+/* Whether libpam fails a line whose module or substack is PATH: the name
+ * it derives (last component, last ".suffix" off) is empty or "?". */
+PWRAP_HIDDEN bool pwrap_libpam_name_refused(const char *path);
 /* The error line for a bad include line that libpam reads. */
 PWRAP_HIDDEN void pwrap_log_bad_include(enum pwrap_bad_include why,
 					const char *target,

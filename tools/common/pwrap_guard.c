@@ -248,3 +248,20 @@ int pwrap_guard_wait(pid_t pid)
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
 }
+
+pid_t pwrap_guard_run(const char *prefix, bool keep, char **top, int *status)
+{
+	pid_t pid;
+
+	pwrap_guard_start();
+	if (!keep && (*top = pwrap_mkdtemp(prefix)) == NULL)
+		return -1;
+	pid = pwrap_guard_fork();
+	if (pid > 0) {
+		*status = pwrap_guard_wait(pid);
+	} else if (pid == 0 && *top != NULL) {
+		pwrap_set_tmpbase(*top);
+		pwrap_runtime_below(*top);
+	}
+	return pid;
+}

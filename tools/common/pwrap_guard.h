@@ -9,6 +9,7 @@
 #ifndef PWRAP_GUARD_H
 #define PWRAP_GUARD_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* Is a libpam_wrapper.so loaded in this process (its symbol is there)? */
@@ -54,5 +55,14 @@ void pwrap_guard_start(void);
 pid_t pwrap_guard_fork(void);
 /* The exit status for the child's end: its exit code, or 128+N. */
 int pwrap_guard_wait(pid_t pid);
+/*
+ * All of the above for a tool whose PAM work runs in a child (pamtest,
+ * pamtest explore): starts the guard, makes *TOP (unless KEEP) below which
+ * the child's temporary and runtime directories go, and forks.  Returns 0
+ * in the child; in the parent the child's pid once it ended, *STATUS its
+ * exit status; -1 on an error (warned).  Unless it returned 0, the caller
+ * removes *TOP when set; it frees it either way.
+ */
+pid_t pwrap_guard_run(const char *prefix, bool keep, char **top, int *status);
 
 #endif

@@ -23,6 +23,7 @@
 #include "explore.h"
 #include "explore_read.h"
 #include "pwrap_control.h"
+#include "pwrap_private.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -144,20 +145,6 @@ static void set_default(int *act, int a)
 	for (int i = 0; i < XP_NCODES; i++)
 		if (act[i] == XP_UNDEF)
 			act[i] = a;
-}
-
-/* libpam keeps a module's name without directory and extension, and
- * fails a line whose name is then empty or "?". */
-static int bad_name(const char *path)
-{
-	const char *b = strrchr(path, '/');
-	const char *dot;
-	size_t n;
-
-	b = b != NULL ? b + 1 : path;
-	dot = strrchr(b, '.');
-	n = dot != NULL ? (size_t)(dot - b) : strlen(b);
-	return n == 0 || (n == 1 && b[0] == '?');
 }
 
 /* ---- reading a file ------------------------------------------------------ */
@@ -302,7 +289,7 @@ static int read_line(struct rd *r, int file, unsigned lineno, char *buf,
 				free(m.name);
 				return xp_oom(r->c);
 			}
-			if (bad_name(target))
+			if (pwrap_libpam_name_refused(target))
 				return -1;
 		}
 		rc = include(r, target, type, level + sub, file, lineno);
@@ -331,7 +318,7 @@ static int read_line(struct rd *r, int file, unsigned lineno, char *buf,
 		return xp_oom(r->c);
 	}
 	(void)silent;	/* "-type" only silences libpam's log */
-	return target != NULL && bad_name(target) ? -1 : 0;
+	return target != NULL && pwrap_libpam_name_refused(target) ? -1 : 0;
 }
 
 /* 0 read, -1 libpam's read fails (what was read stays), -2 refused. */

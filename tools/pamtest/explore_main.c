@@ -277,19 +277,10 @@ int explore_main(int argc, char **argv)
 		 * directories go (--keep: kept). */
 		if (pwrap_reexec_wrapped(REEXEC_MARK, paths.lib, paths.lib, argv) < 0)
 			goto out;
-		pwrap_guard_start();
-		if (!o.keep && (top = pwrap_mkdtemp("pamtest-explore")) == NULL)
+		pid = pwrap_guard_run("pamtest-explore", o.keep, &top,
+				      &status);
+		if (pid != 0)
 			goto out;
-		pid = pwrap_guard_fork();
-		if (pid != 0) {
-			if (pid > 0)
-				status = pwrap_guard_wait(pid);
-			goto out;
-		}
-		if (top != NULL) {
-			pwrap_set_tmpbase(top);
-			pwrap_runtime_below(top);
-		}
 	}
 	sysmod = system_module_dir();
 	xp_sysmoddir = sysmod;

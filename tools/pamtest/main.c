@@ -240,19 +240,9 @@ int main(int argc, char **argv)
 
 	/* The scenarios run in a child; this process removes their
 	 * directories whatever signal comes (--keep: each is kept). */
-	pwrap_guard_start();
-	if (!keep && (top = pwrap_mkdtemp("pamtest")) == NULL)
+	pid = pwrap_guard_run("pamtest", keep, &top, &status);
+	if (pid != 0)
 		goto out;
-	pid = pwrap_guard_fork();
-	if (pid != 0) {
-		if (pid > 0)
-			status = pwrap_guard_wait(pid);
-		goto out;
-	}
-	if (top != NULL) {
-		pwrap_set_tmpbase(top);
-		pwrap_runtime_below(top);
-	}
 
 	if (output != NULL) {
 		rep.out = fopen(output, "w");
