@@ -35,56 +35,6 @@
 /* libpam's line buffer (BUF_SIZE in pam_handlers.c). */
 #define PAM_LINE_BUF 1024
 
-struct sbuf {
-	char *p;	/* owned; NUL-terminated while len < cap */
-	size_t len;
-	size_t cap;
-	bool failed;
-};
-
-/* Makes room for n more bytes and a NUL; false (and b->failed) when it
- * cannot. */
-static bool sb_room(struct sbuf *b, size_t n)
-{
-	char *np;
-	size_t ncap;
-
-	if (b->failed || n > SIZE_MAX / 4 - b->len) {
-		b->failed = true;
-		return false;
-	}
-	if (b->p != NULL && b->len + n + 1 <= b->cap) {
-		return true;
-	}
-	ncap = b->cap ? b->cap : 256;
-	while (ncap < b->len + n + 1) {
-		ncap *= 2;
-	}
-	np = realloc(b->p, ncap);
-	if (np == NULL) {
-		b->failed = true;
-		return false;
-	}
-	b->p = np;
-	b->cap = ncap;
-	return true;
-}
-
-static void sb_add(struct sbuf *b, const char *s, size_t n)
-{
-	if (!sb_room(b, n)) {
-		return;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void sb_str(struct sbuf *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
-}
-
 /* The input, read as fgets() reads a FILE. */
 struct input {
 	const char *p;
@@ -394,13 +344,13 @@ static bool emit_form(const char *l, size_t len, size_t *body)
 	return (t > 0 && l[t - 1] == '\\') || (!nl && ends_in_open_bracket(l));
 }
 
-static void emit(struct sbuf *out, const char *l, size_t len)
+static void emit(struct pwrap_buf *out, const char *l, size_t len)
 {
 	size_t body;
 	bool hash = emit_form(l, len, &body);
 
-	sb_add(out, l, body);
-	sb_str(out, hash ? "#\n" : "\n");
+	pwrap_buf_add(out, l, body);
+	pwrap_buf_str(out, hash ? "#\n" : "\n");
 }
 
 /* The length emit() writes for a line of len bytes (without its '\n'). */
@@ -413,16 +363,16 @@ static size_t emitted_len(const char *l, size_t len)
 }
 
 /* nl = l with the token target replaced by rep. */
-static void replace_tok(struct sbuf *nl, const char *l, const struct tok *target,
-			const char *rep)
+static void replace_tok(struct pwrap_buf *nl, const char *l,
+			const struct tok *target, const char *rep)
 {
-	sb_add(nl, l, target->s);
-	sb_str(nl, rep);
+	pwrap_buf_add(nl, l, target->s);
+	pwrap_buf_str(nl, rep);
 	/* "[x]y" is two tokens; a replaced "[x]" must stay apart from "y" */
 	if (l[target->e] != '\0' && !is_delim(l[target->e])) {
-		sb_str(nl, " ");
+		pwrap_buf_str(nl, " ");
 	}
-	sb_str(nl, l + target->e);
+	pwrap_buf_str(nl, l + target->e);
 }
 
 /*
@@ -431,8 +381,9 @@ static void replace_tok(struct sbuf *nl, const char *l, const struct tok *target
  * written (or out failed), false to go on as without (no replacement, or
  * one that would not fit libpam's line buffer).
  */
-static bool traced_line(struct sbuf *out, const char *l, const struct tok *t1,
-			const struct tok *t2, const struct tok *target,
+static bool traced_line(struct pwrap_buf *out, const char *l,
+			const struct tok *t1, const struct tok *t2,
+			const struct tok *target,
 			const char *text, const char *src, unsigned line,
 			const struct pwrap_rewrite_ops *ops)
 {
@@ -440,7 +391,7 @@ static bool traced_line(struct sbuf *out, const char *l, const struct tok *t1,
 	char *type = tok_text(l, t1);
 	char *control = tok_text(l, t2);
 	char *rep = NULL;
-	struct sbuf nl = { 0 };
+	struct pwrap_buf nl = { 0 };
 	bool done = false;
 
 	if (type == NULL || control == NULL) {
@@ -483,7 +434,7 @@ out:
  * cannot be replaced without breaking libpam's line limit (logged; the
  * caller refuses the file) or on ENOMEM.
  */
-static int rewrite_line(struct sbuf *out, const char *l, const char *src,
+static int rewrite_line(struct pwrap_buf *out, const char *l, const char *src,
 			unsigned line, const struct pwrap_rewrite_ops *ops)
 {
 	struct tok t1, t2, t3;
@@ -492,7 +443,7 @@ static int rewrite_line(struct sbuf *out, const char *l, const char *src,
 	bool substack = false;
 	char *text = NULL;
 	char *rep = NULL;
-	struct sbuf nl = { 0 };
+	struct pwrap_buf nl = { 0 };
 	size_t len = strlen(l);
 	int rc = 0;
 
@@ -589,7 +540,7 @@ int pwrap_rewrite_service(const char *in, size_t len, const char *src_name,
 			  size_t *out_len)
 {
 	struct input input = { in, in + len, 0, false };
-	struct sbuf result = { 0 };
+	struct pwrap_buf result = { 0 };
 	char buf[PAM_LINE_BUF];
 	unsigned first = 0;
 	int rc = -1;
@@ -599,7 +550,7 @@ int pwrap_rewrite_service(const char *in, size_t len, const char *src_name,
 	if (out_len != NULL) {
 		*out_len = 0;
 	}
-	sb_add(&result, "", 0);	/* an empty file gives an empty string */
+	pwrap_buf_add(&result, "", 0);	/* an empty file gives an empty string */
 
 	while ((a = assemble(&input, buf, &first)) == ASM_LINE) {
 		if (rewrite_line(&result, buf, src_name, first, ops) != 0) {
@@ -621,7 +572,7 @@ int pwrap_rewrite_service(const char *in, size_t len, const char *src_name,
 		/* libpam gives up on the file here, keeping the lines before:
 		 * end the copy in a continued line, which it gives up on the
 		 * same way. */
-		sb_str(&result, "\\");
+		pwrap_buf_str(&result, "\\");
 	}
 	if (result.failed) {
 		errno = ENOMEM;

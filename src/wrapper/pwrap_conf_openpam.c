@@ -161,26 +161,6 @@ static enum pwrap_stack facility(const char *w)
 	return PWRAP_STACK_BAD;
 }
 
-/* Appends n bytes to *out (length *len, capacity *cap); false when out of
- * memory. */
-static bool put(char **out, size_t *len, size_t *cap, const char *s, size_t n)
-{
-	if (*len + n + 1 > *cap) {
-		size_t ncap = (*len + n + 1) * 2;
-		char *np = realloc(*out, ncap);
-
-		if (np == NULL) {
-			return false;
-		}
-		*out = np;
-		*cap = ncap;
-	}
-	memcpy(*out + *len, s, n);
-	*len += n;
-	(*out)[*len] = '\0';
-	return true;
-}
-
 static unsigned line_of(const char *p, size_t pos)
 {
 	unsigned line = 1;
@@ -227,17 +207,15 @@ int pwrap_rewrite_openpam(const char *in, size_t len, const char *src_name,
 {
 	struct oin r = { in, len, 0, false };
 	struct oword w[3];
-	size_t copied = 0, olen = 0, cap = 0;
-	char *o = NULL;
+	size_t copied = 0;
+	struct pwrap_buf o = { 0 };
 	int rc = -1;
 
 	*out = NULL;
 	if (out_len != NULL) {
 		*out_len = 0;
 	}
-	if (!put(&o, &olen, &cap, "", 0)) {
-		goto nomem;
-	}
+	pwrap_buf_add(&o, "", 0);	/* an empty file gives "" */
 	while (r.pos < r.len && !r.broken) {
 		size_t nw = 0;
 		int k;
@@ -274,36 +252,29 @@ int pwrap_rewrite_openpam(const char *in, size_t len, const char *src_name,
 					  line_of(in, w[0].s));
 		}
 		if (rep != NULL) {
-			bool ok = put(&o, &olen, &cap, in + copied,
-				      w[2].s - copied) &&
-				  put(&o, &olen, &cap, rep, strlen(rep));
-
+			pwrap_buf_add(&o, in + copied, w[2].s - copied);
+			pwrap_buf_str(&o, rep);
 			copied = w[2].e;
 			free(rep);
-			if (!ok) {
-				for (size_t i = 0; i < nw; i++) {
-					free(w[i].text);
-				}
-				goto nomem;
-			}
 		}
 		for (size_t i = 0; i < nw; i++) {
 			free(w[i].text);
 		}
 	}
-	if (!put(&o, &olen, &cap, in + copied, len - copied)) {
+	pwrap_buf_add(&o, in + copied, len - copied);
+	if (o.failed) {
 		goto nomem;
 	}
-	*out = o;
-	o = NULL;
+	*out = o.p;
+	o.p = NULL;
 	if (out_len != NULL) {
-		*out_len = olen;
+		*out_len = o.len;
 	}
 	rc = 0;
 	goto out;
 nomem:
 	errno = ENOMEM;
 out:
-	free(o);
+	free(o.p);
 	return rc;
 }

@@ -127,6 +127,18 @@ struct pwrap_rewrite_ops {
 	 * libpam, module_path's is used. */
 	char *(*module_line)(void *ctx, const struct pwrap_module_line *ml);
 };
+/* pwrap_buf.c: a growing NUL-terminated string; after a failure `failed`
+ * is set and later calls do nothing.  The caller frees p. */
+struct pwrap_buf {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+PWRAP_HIDDEN void pwrap_buf_add(struct pwrap_buf *b, const char *s, size_t n);
+PWRAP_HIDDEN void pwrap_buf_str(struct pwrap_buf *b, const char *s);
+PWRAP_HIDDEN void pwrap_buf_fmt(struct pwrap_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* Whether libpam fails a line whose module or substack is PATH: the name
  * it derives (last component, last ".suffix" off) is empty or "?". */
 PWRAP_HIDDEN bool pwrap_libpam_name_refused(const char *path);

@@ -247,7 +247,7 @@ static void handle_free(struct thandle *h)
 
 /* Formats h's pending records (then a "result" record when has_result)
  * into b and forgets them; lock held. */
-static void drain(struct thandle *h, struct pwrap_tbuf *b, bool has_result,
+static void drain(struct thandle *h, struct pwrap_buf *b, bool has_result,
 		  enum pwrap_sm sm, int flags, int result, const char *service)
 {
 	struct pwrap_trace_who who = { (long)getpid(), h->tx, NULL };
@@ -276,7 +276,7 @@ static void drain(struct thandle *h, struct pwrap_tbuf *b, bool has_result,
 	h->seq = 0;
 }
 
-static void write_out(const char *dest, struct pwrap_tbuf *b)
+static void write_out(const char *dest, struct pwrap_buf *b)
 {
 	if (dest != NULL && b->len > 0) {
 		pwrap_trace_write(dest, b->p, b->len);
@@ -304,7 +304,7 @@ int pwrap_trace_started(void **pamh, const char *service, const char *dir,
 {
 	struct pwrap_trace_who who = { (long)getpid(), 0, service };
 	struct thandle *h = NULL;
-	struct pwrap_tbuf b = { 0 };
+	struct pwrap_buf b = { 0 };
 	const struct pwrap_trace_line **lines;
 	char *dest = next_dest;
 	size_t n, i;
@@ -366,7 +366,7 @@ void pwrap_trace_resume(const void *pamh)
 
 bool pwrap_trace_call_before(const void *pamh)
 {
-	struct pwrap_tbuf b = { 0 };
+	struct pwrap_buf b = { 0 };
 	struct thandle *h;
 	char *dest = NULL;
 
@@ -386,7 +386,7 @@ bool pwrap_trace_call_before(const void *pamh)
 void pwrap_trace_call_after(const void *pamh, enum pwrap_sm sm, int flags,
 			    int rc)
 {
-	struct pwrap_tbuf b = { 0 };
+	struct pwrap_buf b = { 0 };
 	char *service = service_of(pamh);
 	struct thandle *h;
 	char *dest = NULL;
@@ -406,7 +406,7 @@ void pwrap_trace_call_after(const void *pamh, enum pwrap_sm sm, int flags,
 
 void pwrap_trace_ended(const void *pamh)
 {
-	struct pwrap_tbuf b = { 0 };
+	struct pwrap_buf b = { 0 };
 	struct thandle *h;
 
 	if (pamh == NULL) {

@@ -127,17 +127,6 @@ PWRAP_HIDDEN void pwrap_trace_ended(const void *pamh);
 
 /* ---- pwrap_trace_out.c ------------------------------------------------- */
 
-/* A growing string (never fails loudly: `failed` says it did). */
-struct pwrap_tbuf {
-	char *p;
-	size_t len, cap;
-	bool failed;
-};
-PWRAP_HIDDEN void pwrap_tbuf_add(struct pwrap_tbuf *b, const char *s,
-				 size_t n);
-PWRAP_HIDDEN void pwrap_tbuf_str(struct pwrap_tbuf *b, const char *s);
-PWRAP_HIDDEN void pwrap_tbuf_fmt(struct pwrap_tbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 
 
 /* One record (kind "module" or "result"), as the records are written. */
@@ -158,11 +147,11 @@ struct pwrap_trace_who {
 	unsigned long tx;
 	const char *service;
 };
-PWRAP_HIDDEN void pwrap_trace_format(struct pwrap_tbuf *b,
+PWRAP_HIDDEN void pwrap_trace_format(struct pwrap_buf *b,
 				     enum pwrap_trace_fmt fmt,
 				     const struct pwrap_trace_who *who,
 				     const struct pwrap_trace_rec *r);
-PWRAP_HIDDEN void pwrap_trace_format_start(struct pwrap_tbuf *b,
+PWRAP_HIDDEN void pwrap_trace_format_start(struct pwrap_buf *b,
 					   enum pwrap_trace_fmt fmt,
 					   const struct pwrap_trace_who *who,
 					   const char *dir, int rc);

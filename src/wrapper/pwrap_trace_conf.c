@@ -453,7 +453,7 @@ static char *standin_link(const char *conf, const char *module)
 }
 
 /* A malloc'd copy of what b holds, or NULL (b is freed). */
-static char *tbuf_take(struct pwrap_tbuf *b)
+static char *tbuf_take(struct pwrap_buf *b)
 {
 	if (b->failed || b->p == NULL) {
 		free(b->p);
@@ -465,7 +465,7 @@ static char *tbuf_take(struct pwrap_tbuf *b)
 char *pwrap_trace_line(const char *conf, const char *gpath,
 		       const struct pwrap_module_line *ml)
 {
-	struct pwrap_tbuf where = { 0 }, control = { 0 }, rep = { 0 };
+	struct pwrap_buf where = { 0 }, control = { 0 }, rep = { 0 };
 	struct pwrap_trace_line *l = NULL;
 	const struct pwrap_trace_line *got;
 	char *link = NULL;
@@ -474,8 +474,8 @@ char *pwrap_trace_line(const char *conf, const char *gpath,
 	    pwrap_trace_standin() == NULL) {
 		return NULL;
 	}
-	pwrap_tbuf_fmt(&where, "%s:%u", ml->src, ml->line);
-	pwrap_tbuf_fmt(&control, "%s%s%s", ml->bracket ? "[" : "", ml->control,
+	pwrap_buf_fmt(&where, "%s:%u", ml->src, ml->line);
+	pwrap_buf_fmt(&control, "%s%s%s", ml->bracket ? "[" : "", ml->control,
 		       ml->bracket ? "]" : "");
 	l = calloc(1, sizeof(*l));
 	if (l == NULL) {
@@ -502,7 +502,7 @@ char *pwrap_trace_line(const char *conf, const char *gpath,
 		free(link);
 		return NULL;
 	}
-	pwrap_tbuf_fmt(&rep, "%s pwrap_trace=%u", link, got->id);
+	pwrap_buf_fmt(&rep, "%s pwrap_trace=%u", link, got->id);
 	free(link);
 	return tbuf_take(&rep);
 }

@@ -26,66 +26,6 @@
 
 #include "pwrap_trace.h"
 
-/* ---- a growing string ---------------------------------------------------- */
-
-void pwrap_tbuf_add(struct pwrap_tbuf *b, const char *s, size_t n)
-{
-	if (b->failed) {
-		return;
-	}
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 512;
-		char *p;
-
-		while (cap < b->len + n + 1) {
-			cap *= 2;
-		}
-		p = realloc(b->p, cap);
-		if (p == NULL) {
-			b->failed = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-void pwrap_tbuf_str(struct pwrap_tbuf *b, const char *s)
-{
-	pwrap_tbuf_add(b, s, strlen(s));
-}
-
-void pwrap_tbuf_fmt(struct pwrap_tbuf *b, const char *fmt, ...)
-{
-	char small[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(small, sizeof(small), fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		b->failed = true;
-	} else if ((size_t)n < sizeof(small)) {
-		pwrap_tbuf_add(b, small, (size_t)n);
-	} else {
-		char *big = malloc((size_t)n + 1);
-
-		if (big == NULL) {
-			b->failed = true;
-			return;
-		}
-		va_start(ap, fmt);
-		vsnprintf(big, (size_t)n + 1, fmt, ap);
-		va_end(ap);
-		pwrap_tbuf_add(b, big, (size_t)n);
-		free(big);
-	}
-}
-
 /* ---- names ------------------------------------------------------------- */
 
 const char *pwrap_trace_code_name(int rc)
@@ -163,8 +103,8 @@ static const struct flag tok_flags[] = {
 #undef F
 
 /* Calls add(b, name) for each flag set in flags (unknown bits: a number). */
-static void flag_names(struct pwrap_tbuf *b, enum pwrap_sm sm, int flags,
-		       void (*add)(struct pwrap_tbuf *, const char *, bool))
+static void flag_names(struct pwrap_buf *b, enum pwrap_sm sm, int flags,
+		       void (*add)(struct pwrap_buf *, const char *, bool))
 {
 	const struct flag *t = auth_flags;
 	size_t n = sizeof(auth_flags) / sizeof(auth_flags[0]);
@@ -199,11 +139,11 @@ static void flag_names(struct pwrap_tbuf *b, enum pwrap_sm sm, int flags,
 
 /* s as a JSON string: '"', '\' and control characters escaped, valid
  * UTF-8 kept, any other byte as \u00XX. */
-static void json_str(struct pwrap_tbuf *b, const char *s)
+static void json_str(struct pwrap_buf *b, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
-	pwrap_tbuf_add(b, "\"", 1);
+	pwrap_buf_add(b, "\"", 1);
 	while (*p != '\0') {
 		size_t n = 0;
 
@@ -227,56 +167,56 @@ static void json_str(struct pwrap_tbuf *b, const char *s)
 			n = 1;
 		}
 		if (n > 0) {
-			pwrap_tbuf_add(b, (const char *)p, n);
+			pwrap_buf_add(b, (const char *)p, n);
 			p += n;
 		} else if (*p == '"' || *p == '\\') {
-			pwrap_tbuf_fmt(b, "\\%c", *p++);
+			pwrap_buf_fmt(b, "\\%c", *p++);
 		} else {
-			pwrap_tbuf_fmt(b, "\\u%04x", *p++);
+			pwrap_buf_fmt(b, "\\u%04x", *p++);
 		}
 	}
-	pwrap_tbuf_add(b, "\"", 1);
+	pwrap_buf_add(b, "\"", 1);
 }
 
 /* s for the text form: control characters as \xNN. */
-static void text_str(struct pwrap_tbuf *b, const char *s)
+static void text_str(struct pwrap_buf *b, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p < 0x20 || *p == 0x7f) {
-			pwrap_tbuf_fmt(b, "\\x%02x", *p);
+			pwrap_buf_fmt(b, "\\x%02x", *p);
 		} else {
-			pwrap_tbuf_add(b, (const char *)p, 1);
+			pwrap_buf_add(b, (const char *)p, 1);
 		}
 	}
 }
 
-static void code(struct pwrap_tbuf *b, enum pwrap_trace_fmt fmt, int rc)
+static void code(struct pwrap_buf *b, enum pwrap_trace_fmt fmt, int rc)
 {
 	const char *name = pwrap_trace_code_name(rc);
 
 	const char *q = fmt == PWRAP_TRACE_JSON ? "\"" : "";
 
 	if (name != NULL) {
-		pwrap_tbuf_fmt(b, "%s%s%s", q, name, q);
+		pwrap_buf_fmt(b, "%s%s%s", q, name, q);
 	} else {
-		pwrap_tbuf_fmt(b, "%s%d%s", q, rc, q);
+		pwrap_buf_fmt(b, "%s%d%s", q, rc, q);
 	}
 }
 
-static void json_flag(struct pwrap_tbuf *b, const char *name, bool first)
+static void json_flag(struct pwrap_buf *b, const char *name, bool first)
 {
-	pwrap_tbuf_str(b, first ? "\"" : ",\"");
-	pwrap_tbuf_str(b, name);
-	pwrap_tbuf_str(b, "\"");
+	pwrap_buf_str(b, first ? "\"" : ",\"");
+	pwrap_buf_str(b, name);
+	pwrap_buf_str(b, "\"");
 }
 
-static void text_flag(struct pwrap_tbuf *b, const char *name, bool first)
+static void text_flag(struct pwrap_buf *b, const char *name, bool first)
 {
-	pwrap_tbuf_str(b, first ? "[" : "|");
-	pwrap_tbuf_str(b, name);
+	pwrap_buf_str(b, first ? "[" : "|");
+	pwrap_buf_str(b, name);
 }
 
-static void action(struct pwrap_tbuf *b, const struct pwrap_trace_rec *r)
+static void action(struct pwrap_buf *b, const struct pwrap_trace_rec *r)
 {
 #if defined(PWRAP_OPENPAM)
 	text_str(b, r->line->control);	/* OpenPAM: the flag */
@@ -285,141 +225,141 @@ static void action(struct pwrap_tbuf *b, const struct pwrap_trace_rec *r)
 					     "die", "reset", "incomplete" };
 
 	if (r->action > 0) {
-		pwrap_tbuf_fmt(b, "jump %d", r->action);
+		pwrap_buf_fmt(b, "jump %d", r->action);
 	} else {
-		pwrap_tbuf_str(b, names[-r->action]);
+		pwrap_buf_str(b, names[-r->action]);
 	}
 #endif
 }
 
-static void who_json(struct pwrap_tbuf *b, const char *kind,
+static void who_json(struct pwrap_buf *b, const char *kind,
 		     const struct pwrap_trace_who *who)
 {
-	pwrap_tbuf_fmt(b, "{\"kind\":\"%s\",\"pid\":%ld,\"tx\":%lu,"
+	pwrap_buf_fmt(b, "{\"kind\":\"%s\",\"pid\":%ld,\"tx\":%lu,"
 		       "\"service\":", kind, who->pid, who->tx);
 	json_str(b, who->service ? who->service : "");
 }
 
-static void who_text(struct pwrap_tbuf *b, const struct pwrap_trace_who *who)
+static void who_text(struct pwrap_buf *b, const struct pwrap_trace_who *who)
 {
-	pwrap_tbuf_fmt(b, "pam_wrapper[%ld] tx %lu ", who->pid, who->tx);
+	pwrap_buf_fmt(b, "pam_wrapper[%ld] tx %lu ", who->pid, who->tx);
 	text_str(b, who->service ? who->service : "");
-	pwrap_tbuf_str(b, ": ");
+	pwrap_buf_str(b, ": ");
 }
 
-void pwrap_trace_format_start(struct pwrap_tbuf *b, enum pwrap_trace_fmt fmt,
+void pwrap_trace_format_start(struct pwrap_buf *b, enum pwrap_trace_fmt fmt,
 			      const struct pwrap_trace_who *who,
 			      const char *dir, int rc)
 {
 	if (fmt == PWRAP_TRACE_JSON) {
 		who_json(b, "start", who);
-		pwrap_tbuf_str(b, ",\"dir\":");
+		pwrap_buf_str(b, ",\"dir\":");
 		json_str(b, dir ? dir : "");
-		pwrap_tbuf_str(b, ",\"rc\":");
+		pwrap_buf_str(b, ",\"rc\":");
 		code(b, fmt, rc);
-		pwrap_tbuf_str(b, "}\n");
+		pwrap_buf_str(b, "}\n");
 		return;
 	}
 	who_text(b, who);
-	pwrap_tbuf_str(b, "pam_start -> ");
+	pwrap_buf_str(b, "pam_start -> ");
 	code(b, fmt, rc);
-	pwrap_tbuf_str(b, " (");
+	pwrap_buf_str(b, " (");
 	text_str(b, dir ? dir : "");
-	pwrap_tbuf_str(b, ")\n");
+	pwrap_buf_str(b, ")\n");
 }
 
-static void format_json(struct pwrap_tbuf *b, const struct pwrap_trace_who *who,
+static void format_json(struct pwrap_buf *b, const struct pwrap_trace_who *who,
 			const struct pwrap_trace_rec *r)
 {
 	const struct pwrap_trace_line *l = r->line;
 
 	who_json(b, l ? "module" : "result", who);
-	pwrap_tbuf_fmt(b, ",\"call\":\"%s\"", pwrap_trace_call_name(r->sm));
+	pwrap_buf_fmt(b, ",\"call\":\"%s\"", pwrap_trace_call_name(r->sm));
 	if (l == NULL) {
-		pwrap_tbuf_str(b, ",\"flags\":[");
+		pwrap_buf_str(b, ",\"flags\":[");
 		flag_names(b, r->sm, r->flags, json_flag);
-		pwrap_tbuf_str(b, "],\"rc\":");
+		pwrap_buf_str(b, "],\"rc\":");
 		code(b, PWRAP_TRACE_JSON, r->rc);
-		pwrap_tbuf_fmt(b, ",\"calls\":%u}\n", r->seq);
+		pwrap_buf_fmt(b, ",\"calls\":%u}\n", r->seq);
 		return;
 	}
-	pwrap_tbuf_fmt(b, ",\"seq\":%u,\"type\":\"%s\",\"function\":\"%s\","
+	pwrap_buf_fmt(b, ",\"seq\":%u,\"type\":\"%s\",\"function\":\"%s\","
 		       "\"flags\":[", r->seq, pwrap_trace_type_name(r->sm),
 		       pwrap_trace_sm_name(r->sm));
 	flag_names(b, r->sm, r->flags, json_flag);
-	pwrap_tbuf_str(b, "],\"where\":");
+	pwrap_buf_str(b, "],\"where\":");
 	json_str(b, l->where);
-	pwrap_tbuf_str(b, ",\"control\":");
+	pwrap_buf_str(b, ",\"control\":");
 	json_str(b, l->control);
-	pwrap_tbuf_str(b, ",\"module\":");
+	pwrap_buf_str(b, ",\"module\":");
 	json_str(b, l->module);
-	pwrap_tbuf_str(b, ",\"path\":");
+	pwrap_buf_str(b, ",\"path\":");
 	json_str(b, l->path);
-	pwrap_tbuf_str(b, ",\"rc\":");
+	pwrap_buf_str(b, ",\"rc\":");
 	code(b, PWRAP_TRACE_JSON, r->rc);
-	pwrap_tbuf_str(b, ",\"action\":\"");
+	pwrap_buf_str(b, ",\"action\":\"");
 	action(b, r);
-	pwrap_tbuf_str(b, "\",\"result\":");
+	pwrap_buf_str(b, "\",\"result\":");
 	if (r->has_result) {
 		code(b, PWRAP_TRACE_JSON, r->result);
 	} else {
-		pwrap_tbuf_str(b, "null");
+		pwrap_buf_str(b, "null");
 	}
 	if (l->silent) {
-		pwrap_tbuf_str(b, ",\"silent\":true");
+		pwrap_buf_str(b, ",\"silent\":true");
 	}
 	if (r->error != NULL) {
-		pwrap_tbuf_str(b, ",\"error\":");
+		pwrap_buf_str(b, ",\"error\":");
 		json_str(b, r->error);
 	}
-	pwrap_tbuf_str(b, "}\n");
+	pwrap_buf_str(b, "}\n");
 }
 
-static void format_text(struct pwrap_tbuf *b, const struct pwrap_trace_who *who,
+static void format_text(struct pwrap_buf *b, const struct pwrap_trace_who *who,
 			const struct pwrap_trace_rec *r)
 {
 	const struct pwrap_trace_line *l = r->line;
 	size_t mark;
 
 	who_text(b, who);
-	pwrap_tbuf_str(b, pwrap_trace_call_name(r->sm));
+	pwrap_buf_str(b, pwrap_trace_call_name(r->sm));
 	mark = b->len;
 	flag_names(b, r->sm, r->flags, text_flag);
 	if (b->len != mark) {
-		pwrap_tbuf_str(b, "]");
+		pwrap_buf_str(b, "]");
 	}
 	if (l == NULL) {
-		pwrap_tbuf_str(b, " -> ");
+		pwrap_buf_str(b, " -> ");
 		code(b, PWRAP_TRACE_TEXT, r->rc);
-		pwrap_tbuf_fmt(b, " (%u module call%s)\n", r->seq,
+		pwrap_buf_fmt(b, " (%u module call%s)\n", r->seq,
 			       r->seq == 1 ? "" : "s");
 		return;
 	}
-	pwrap_tbuf_fmt(b, " #%u ", r->seq);
+	pwrap_buf_fmt(b, " #%u ", r->seq);
 	text_str(b, l->where);
-	pwrap_tbuf_fmt(b, " %s%s ", pwrap_trace_type_name(r->sm),
+	pwrap_buf_fmt(b, " %s%s ", pwrap_trace_type_name(r->sm),
 		       l->silent ? "(-)" : "");
 	text_str(b, l->control);
-	pwrap_tbuf_str(b, " ");
+	pwrap_buf_str(b, " ");
 	text_str(b, l->module);
 	if (strcmp(l->module, l->path) != 0) {
-		pwrap_tbuf_str(b, " (");
+		pwrap_buf_str(b, " (");
 		text_str(b, l->path);
-		pwrap_tbuf_str(b, ")");
+		pwrap_buf_str(b, ")");
 	}
-	pwrap_tbuf_str(b, " -> ");
+	pwrap_buf_str(b, " -> ");
 	code(b, PWRAP_TRACE_TEXT, r->rc);
-	pwrap_tbuf_str(b, ": ");
+	pwrap_buf_str(b, ": ");
 	action(b, r);
 	if (r->error != NULL) {
-		pwrap_tbuf_str(b, " (not called: ");
+		pwrap_buf_str(b, " (not called: ");
 		text_str(b, r->error);
-		pwrap_tbuf_str(b, ")");
+		pwrap_buf_str(b, ")");
 	}
-	pwrap_tbuf_str(b, "\n");
+	pwrap_buf_str(b, "\n");
 }
 
-void pwrap_trace_format(struct pwrap_tbuf *b, enum pwrap_trace_fmt fmt,
+void pwrap_trace_format(struct pwrap_buf *b, enum pwrap_trace_fmt fmt,
 			const struct pwrap_trace_who *who,
 			const struct pwrap_trace_rec *r)
 {
