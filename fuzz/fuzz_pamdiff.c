@@ -966,7 +966,7 @@ static char *trace_results(void)
 			}
 		}
 		for (int v = 0; v < 64 && code < 0; v++) {
-			const char *n = pwrap_trace_code_name(v);
+			const char *n = pwrap_code_name(v);
 
 			code = n != NULL && strcmp(n, rc) == 0 ? v : -1;
 		}

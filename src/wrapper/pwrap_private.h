@@ -18,6 +18,9 @@
  *   pwrap_conf.c      the rewriter, a pure function (text in, text out)
  *   pwrap_file.c, pwrap_libpam.c, pwrap_log.c, pwrap_list.c
  *                     helpers, the real libpam, the list and string vector
+ *   ../common/        shared with the tools: the growing string and its
+ *                     escapes (pwrap_buf.h), PAM's name tables
+ *                     (pwrap_names.h), tree removal (pwrap_rmtree.h)
  *
  * Nothing here is exported from the shared object (hidden visibility).
  */
@@ -30,6 +33,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
+
+#include "pwrap_buf.h"
+#include "pwrap_rmtree.h"
 
 #define PWRAP_HIDDEN __attribute__((visibility("hidden")))
 #define PWRAP_EXPORT __attribute__((visibility("default")))
@@ -127,18 +133,6 @@ struct pwrap_rewrite_ops {
 	 * libpam, module_path's is used. */
 	char *(*module_line)(void *ctx, const struct pwrap_module_line *ml);
 };
-/* pwrap_buf.c: a growing NUL-terminated string; after a failure `failed`
- * is set and later calls do nothing.  The caller frees p. */
-struct pwrap_buf {
-	char *p;
-	size_t len, cap;
-	bool failed;
-};
-PWRAP_HIDDEN void pwrap_buf_add(struct pwrap_buf *b, const char *s, size_t n);
-PWRAP_HIDDEN void pwrap_buf_str(struct pwrap_buf *b, const char *s);
-PWRAP_HIDDEN void pwrap_buf_fmt(struct pwrap_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
 /* Whether libpam fails a line whose module or substack is PATH: the name
  * it derives (last component, last ".suffix" off) is empty or "?". */
 PWRAP_HIDDEN bool pwrap_libpam_name_refused(const char *path);
@@ -253,11 +247,6 @@ PWRAP_HIDDEN int pwrap_read_file(const char *path, char **buf, size_t *len);
  * written is left. */
 PWRAP_HIDDEN int pwrap_write_file(const char *path, const char *buf,
 				  size_t len, bool fresh);
-/* Removes a directory tree (symlinks are removed, never followed). */
-PWRAP_HIDDEN int pwrap_rmtree(const char *path);
-/* Removes everything in the open directory dfd except the entry named
- * keep (NULL: none); closes dfd. */
-PWRAP_HIDDEN int pwrap_rmtree_at(int dfd, const char *keep);
 
 /* ---- lists of named entries (pwrap_list.c) ----------------------------- */
 

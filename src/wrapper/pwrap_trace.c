@@ -444,7 +444,7 @@ static sm_fn function(const struct tmod *m, enum pwrap_sm sm)
 		}
 	}
 #endif
-	*(void **)&fn = dlsym(m->dl, pwrap_trace_sm_name(sm));
+	*(void **)&fn = dlsym(m->dl, pwrap_sm_name(sm));
 	return fn;
 }
 
@@ -548,7 +548,7 @@ int pam_wrapper_trace_call(int sm, pam_handle_t *pamh, int flags, int argc,
 			error = m != NULL ? m->error : "out of memory";
 		} else {
 			snprintf(why, sizeof(why), "no %s()",
-				 pwrap_trace_sm_name((enum pwrap_sm)sm));
+				 pwrap_sm_name((enum pwrap_sm)sm));
 			error = why;
 			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: %s: %s", l->where,
 				  l->path, why);

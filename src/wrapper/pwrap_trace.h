@@ -23,18 +23,11 @@
 #define PWRAP_TRACE_H
 
 #include "pwrap_control.h"
+#include "pwrap_names.h"
 #include "pwrap_private.h"
 
-/* The module functions, in OpenPAM's order (its PAM_SM_* values). */
-enum pwrap_sm {
-	PWRAP_SM_AUTHENTICATE,
-	PWRAP_SM_SETCRED,
-	PWRAP_SM_ACCT_MGMT,
-	PWRAP_SM_OPEN_SESSION,
-	PWRAP_SM_CLOSE_SESSION,
-	PWRAP_SM_CHAUTHTOK,
-	PWRAP_SM_COUNT,
-};
+/* The module functions (enum pwrap_sm) are pwrap_names.h's, in OpenPAM's
+ * order (its PAM_SM_* values). */
 
 /* Where records go and how they look; decided at pam_start. */
 enum pwrap_trace_fmt {
@@ -164,11 +157,5 @@ PWRAP_HIDDEN enum pwrap_trace_fmt pwrap_trace_fmt_env(void);
  * logged (once per destination). */
 PWRAP_HIDDEN void pwrap_trace_write(const char *dest, const char *buf,
 				    size_t len);
-/* The name of a return code ("PAM_AUTH_ERR"), or NULL. */
-PWRAP_HIDDEN const char *pwrap_trace_code_name(int rc);
-/* "pam_authenticate", "pam_sm_authenticate", "auth" of a module function. */
-PWRAP_HIDDEN const char *pwrap_trace_call_name(enum pwrap_sm sm);
-PWRAP_HIDDEN const char *pwrap_trace_sm_name(enum pwrap_sm sm);
-PWRAP_HIDDEN const char *pwrap_trace_type_name(enum pwrap_sm sm);
 
 #endif

@@ -29,7 +29,7 @@ static api_fn real_fn(int i)
 	if (fn == NULL) {
 		*(void **)&fn = pwrap_libpam_sym(
 			i == END ? "pam_end"
-				 : pwrap_trace_call_name((enum pwrap_sm)i));
+				 : pwrap_sm_call((enum pwrap_sm)i));
 		__atomic_store_n(&fns[i], fn, __ATOMIC_RELEASE);
 	}
 	return fn;

@@ -26,62 +26,7 @@
 
 #include "pwrap_trace.h"
 
-/* ---- names ------------------------------------------------------------- */
-
-const char *pwrap_trace_code_name(int rc)
-{
-#define C(x) case x: return #x
-	switch (rc) {
-	C(PAM_SUCCESS); C(PAM_OPEN_ERR); C(PAM_SYMBOL_ERR);
-	C(PAM_SERVICE_ERR); C(PAM_SYSTEM_ERR); C(PAM_BUF_ERR);
-	C(PAM_PERM_DENIED); C(PAM_AUTH_ERR); C(PAM_CRED_INSUFFICIENT);
-	C(PAM_AUTHINFO_UNAVAIL); C(PAM_USER_UNKNOWN); C(PAM_MAXTRIES);
-	C(PAM_NEW_AUTHTOK_REQD); C(PAM_ACCT_EXPIRED); C(PAM_SESSION_ERR);
-	C(PAM_CRED_UNAVAIL); C(PAM_CRED_EXPIRED); C(PAM_CRED_ERR);
-	C(PAM_NO_MODULE_DATA); C(PAM_CONV_ERR); C(PAM_AUTHTOK_ERR);
-	C(PAM_AUTHTOK_RECOVERY_ERR); C(PAM_AUTHTOK_LOCK_BUSY);
-	C(PAM_AUTHTOK_DISABLE_AGING); C(PAM_TRY_AGAIN); C(PAM_IGNORE);
-	C(PAM_ABORT); C(PAM_AUTHTOK_EXPIRED); C(PAM_MODULE_UNKNOWN);
-	C(PAM_BAD_ITEM);
-#if defined(PAM_CONV_AGAIN)
-	C(PAM_CONV_AGAIN);
-#endif
-#if defined(PAM_INCOMPLETE)
-	C(PAM_INCOMPLETE);
-#endif
-#if defined(PWRAP_OPENPAM)
-	C(PAM_DOMAIN_UNKNOWN); C(PAM_BAD_HANDLE); C(PAM_BAD_FEATURE);
-	C(PAM_BAD_CONSTANT);
-#endif
-	default:
-		return NULL;
-	}
-#undef C
-}
-
-static const char *const sm_names[PWRAP_SM_COUNT][3] = {
-	{ "pam_authenticate", "pam_sm_authenticate", "auth" },
-	{ "pam_setcred", "pam_sm_setcred", "auth" },
-	{ "pam_acct_mgmt", "pam_sm_acct_mgmt", "account" },
-	{ "pam_open_session", "pam_sm_open_session", "session" },
-	{ "pam_close_session", "pam_sm_close_session", "session" },
-	{ "pam_chauthtok", "pam_sm_chauthtok", "password" },
-};
-
-const char *pwrap_trace_call_name(enum pwrap_sm sm)
-{
-	return sm_names[sm][0];
-}
-
-const char *pwrap_trace_sm_name(enum pwrap_sm sm)
-{
-	return sm_names[sm][1];
-}
-
-const char *pwrap_trace_type_name(enum pwrap_sm sm)
-{
-	return sm_names[sm][2];
-}
+/* ---- names (of codes and functions: pwrap_names.h) -------------------- */
 
 /* The flags a function can get (their values overlap between functions). */
 struct flag {
@@ -137,62 +82,9 @@ static void flag_names(struct pwrap_buf *b, enum pwrap_sm sm, int flags,
 
 /* ---- records ------------------------------------------------------------ */
 
-/* s as a JSON string: '"', '\' and control characters escaped, valid
- * UTF-8 kept, any other byte as \u00XX. */
-static void json_str(struct pwrap_buf *b, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	pwrap_buf_add(b, "\"", 1);
-	while (*p != '\0') {
-		size_t n = 0;
-
-		if (*p >= 0xc2 && *p <= 0xf4) {
-			/* a valid sequence: its continuation bytes, and no
-			 * overlong or surrogate form */
-			size_t want = *p >= 0xf0 ? 3 : *p >= 0xe0 ? 2 : 1;
-			bool ok = true;
-
-			for (size_t i = 1; i <= want; i++) {
-				ok = ok && (p[i] & 0xc0) == 0x80;
-			}
-			if (ok && ((*p == 0xe0 && p[1] < 0xa0) ||
-				   (*p == 0xed && p[1] >= 0xa0) ||
-				   (*p == 0xf0 && p[1] < 0x90) ||
-				   (*p == 0xf4 && p[1] >= 0x90))) {
-				ok = false;
-			}
-			n = ok ? want + 1 : 0;
-		} else if (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\') {
-			n = 1;
-		}
-		if (n > 0) {
-			pwrap_buf_add(b, (const char *)p, n);
-			p += n;
-		} else if (*p == '"' || *p == '\\') {
-			pwrap_buf_fmt(b, "\\%c", *p++);
-		} else {
-			pwrap_buf_fmt(b, "\\u%04x", *p++);
-		}
-	}
-	pwrap_buf_add(b, "\"", 1);
-}
-
-/* s for the text form: control characters as \xNN. */
-static void text_str(struct pwrap_buf *b, const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f) {
-			pwrap_buf_fmt(b, "\\x%02x", *p);
-		} else {
-			pwrap_buf_add(b, (const char *)p, 1);
-		}
-	}
-}
-
 static void code(struct pwrap_buf *b, enum pwrap_trace_fmt fmt, int rc)
 {
-	const char *name = pwrap_trace_code_name(rc);
+	const char *name = pwrap_code_name(rc);
 
 	const char *q = fmt == PWRAP_TRACE_JSON ? "\"" : "";
 
@@ -219,7 +111,7 @@ static void text_flag(struct pwrap_buf *b, const char *name, bool first)
 static void action(struct pwrap_buf *b, const struct pwrap_trace_rec *r)
 {
 #if defined(PWRAP_OPENPAM)
-	text_str(b, r->line->control);	/* OpenPAM: the flag */
+	pwrap_buf_text(b, r->line->control);	/* OpenPAM: the flag */
 #else
 	static const char *const names[] = { "ignore", "ok", "done", "bad",
 					     "die", "reset", "incomplete" };
@@ -237,13 +129,13 @@ static void who_json(struct pwrap_buf *b, const char *kind,
 {
 	pwrap_buf_fmt(b, "{\"kind\":\"%s\",\"pid\":%ld,\"tx\":%lu,"
 		       "\"service\":", kind, who->pid, who->tx);
-	json_str(b, who->service ? who->service : "");
+	pwrap_buf_json(b, who->service ? who->service : "");
 }
 
 static void who_text(struct pwrap_buf *b, const struct pwrap_trace_who *who)
 {
 	pwrap_buf_fmt(b, "pam_wrapper[%ld] tx %lu ", who->pid, who->tx);
-	text_str(b, who->service ? who->service : "");
+	pwrap_buf_text(b, who->service ? who->service : "");
 	pwrap_buf_str(b, ": ");
 }
 
@@ -254,7 +146,7 @@ void pwrap_trace_format_start(struct pwrap_buf *b, enum pwrap_trace_fmt fmt,
 	if (fmt == PWRAP_TRACE_JSON) {
 		who_json(b, "start", who);
 		pwrap_buf_str(b, ",\"dir\":");
-		json_str(b, dir ? dir : "");
+		pwrap_buf_json(b, dir ? dir : "");
 		pwrap_buf_str(b, ",\"rc\":");
 		code(b, fmt, rc);
 		pwrap_buf_str(b, "}\n");
@@ -264,7 +156,7 @@ void pwrap_trace_format_start(struct pwrap_buf *b, enum pwrap_trace_fmt fmt,
 	pwrap_buf_str(b, "pam_start -> ");
 	code(b, fmt, rc);
 	pwrap_buf_str(b, " (");
-	text_str(b, dir ? dir : "");
+	pwrap_buf_text(b, dir ? dir : "");
 	pwrap_buf_str(b, ")\n");
 }
 
@@ -274,7 +166,7 @@ static void format_json(struct pwrap_buf *b, const struct pwrap_trace_who *who,
 	const struct pwrap_trace_line *l = r->line;
 
 	who_json(b, l ? "module" : "result", who);
-	pwrap_buf_fmt(b, ",\"call\":\"%s\"", pwrap_trace_call_name(r->sm));
+	pwrap_buf_fmt(b, ",\"call\":\"%s\"", pwrap_sm_call(r->sm));
 	if (l == NULL) {
 		pwrap_buf_str(b, ",\"flags\":[");
 		flag_names(b, r->sm, r->flags, json_flag);
@@ -284,17 +176,17 @@ static void format_json(struct pwrap_buf *b, const struct pwrap_trace_who *who,
 		return;
 	}
 	pwrap_buf_fmt(b, ",\"seq\":%u,\"type\":\"%s\",\"function\":\"%s\","
-		       "\"flags\":[", r->seq, pwrap_trace_type_name(r->sm),
-		       pwrap_trace_sm_name(r->sm));
+		       "\"flags\":[", r->seq, pwrap_group_name(pwrap_sm_group(r->sm)),
+		       pwrap_sm_name(r->sm));
 	flag_names(b, r->sm, r->flags, json_flag);
 	pwrap_buf_str(b, "],\"where\":");
-	json_str(b, l->where);
+	pwrap_buf_json(b, l->where);
 	pwrap_buf_str(b, ",\"control\":");
-	json_str(b, l->control);
+	pwrap_buf_json(b, l->control);
 	pwrap_buf_str(b, ",\"module\":");
-	json_str(b, l->module);
+	pwrap_buf_json(b, l->module);
 	pwrap_buf_str(b, ",\"path\":");
-	json_str(b, l->path);
+	pwrap_buf_json(b, l->path);
 	pwrap_buf_str(b, ",\"rc\":");
 	code(b, PWRAP_TRACE_JSON, r->rc);
 	pwrap_buf_str(b, ",\"action\":\"");
@@ -310,7 +202,7 @@ static void format_json(struct pwrap_buf *b, const struct pwrap_trace_who *who,
 	}
 	if (r->error != NULL) {
 		pwrap_buf_str(b, ",\"error\":");
-		json_str(b, r->error);
+		pwrap_buf_json(b, r->error);
 	}
 	pwrap_buf_str(b, "}\n");
 }
@@ -322,7 +214,7 @@ static void format_text(struct pwrap_buf *b, const struct pwrap_trace_who *who,
 	size_t mark;
 
 	who_text(b, who);
-	pwrap_buf_str(b, pwrap_trace_call_name(r->sm));
+	pwrap_buf_str(b, pwrap_sm_call(r->sm));
 	mark = b->len;
 	flag_names(b, r->sm, r->flags, text_flag);
 	if (b->len != mark) {
@@ -336,15 +228,15 @@ static void format_text(struct pwrap_buf *b, const struct pwrap_trace_who *who,
 		return;
 	}
 	pwrap_buf_fmt(b, " #%u ", r->seq);
-	text_str(b, l->where);
-	pwrap_buf_fmt(b, " %s%s ", pwrap_trace_type_name(r->sm),
+	pwrap_buf_text(b, l->where);
+	pwrap_buf_fmt(b, " %s%s ", pwrap_group_name(pwrap_sm_group(r->sm)),
 		       l->silent ? "(-)" : "");
-	text_str(b, l->control);
+	pwrap_buf_text(b, l->control);
 	pwrap_buf_str(b, " ");
-	text_str(b, l->module);
+	pwrap_buf_text(b, l->module);
 	if (strcmp(l->module, l->path) != 0) {
 		pwrap_buf_str(b, " (");
-		text_str(b, l->path);
+		pwrap_buf_text(b, l->path);
 		pwrap_buf_str(b, ")");
 	}
 	pwrap_buf_str(b, " -> ");
@@ -353,7 +245,7 @@ static void format_text(struct pwrap_buf *b, const struct pwrap_trace_who *who,
 	action(b, r);
 	if (r->error != NULL) {
 		pwrap_buf_str(b, " (not called: ");
-		text_str(b, r->error);
+		pwrap_buf_text(b, r->error);
 		pwrap_buf_str(b, ")");
 	}
 	pwrap_buf_str(b, "\n");

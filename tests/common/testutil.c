@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
@@ -27,6 +26,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "pwrap_rmtree.h"
 
 extern char **environ;
 
@@ -69,22 +69,9 @@ char *tu_subdir(const char *dir, const char *name)
 	return p;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 int tu_rmtree_quiet(const char *dir)
 {
-	struct stat st;
-
-	if (dir == NULL || (lstat(dir, &st) != 0 && errno == ENOENT)) {
-		return 0;
-	}
-	return nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
+	return dir == NULL ? 0 : pwrap_rmtree(dir);
 }
 
 void tu_rmtree(const char *dir)

@@ -7,11 +7,11 @@
  */
 #define _GNU_SOURCE
 #include "pwrap_tool.h"
+#include "pwrap_names.h"
 
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -36,57 +36,6 @@
 #endif
 
 #define PWRAP_LIB_NAME "libpam_wrapper.so"
-
-void sb_addn(struct sbuf *b, const char *str, size_t n)
-{
-	if (b->failed)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *s = realloc(b->s, cap);
-		if (s == NULL) {
-			b->failed = 1;
-			return;
-		}
-		b->s = s;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->len, str, n);
-	b->len += n;
-	b->s[b->len] = '\0';
-}
-
-void sb_add(struct sbuf *b, const char *str)
-{
-	sb_addn(b, str, strlen(str));
-}
-
-void sb_addf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	char *s = NULL;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		b->failed = 1;
-		return;
-	}
-	sb_addn(b, s, (size_t)n);
-	free(s);
-}
-
-void sb_free(struct sbuf *b)
-{
-	free(b->s);
-	b->s = NULL;
-	b->len = b->cap = 0;
-	b->failed = 0;
-}
 
 static int is_file(const char *path)
 {
@@ -132,7 +81,7 @@ out:
 
 int pwrap_locate(const char *opt_lib, const char *opt_moddir, struct pwrap_paths *out)
 {
-	struct sbuf tried = {0};
+	struct pwrap_buf tried = {0};
 	char *dir = NULL;
 	char *cand = NULL;
 	const char *env;
@@ -159,7 +108,7 @@ int pwrap_locate(const char *opt_lib, const char *opt_moddir, struct pwrap_paths
 				cand = NULL;
 				goto out;
 			}
-			sb_addf(&tried, " %s", cand);
+			pwrap_buf_fmt(&tried, " %s", cand);
 			if (is_file(cand)) {
 				out->lib = canon(cand);
 				break;
@@ -167,13 +116,13 @@ int pwrap_locate(const char *opt_lib, const char *opt_moddir, struct pwrap_paths
 		}
 		if (out->lib == NULL) {
 			const char *inst = PWRAP_INSTALL_LIBDIR "/" PWRAP_LIB_NAME;
-			sb_addf(&tried, " %s", inst);
+			pwrap_buf_fmt(&tried, " %s", inst);
 			if (is_file(inst))
 				out->lib = strdup(inst);
 		}
 		if (out->lib == NULL) {
 			warnx("cannot find " PWRAP_LIB_NAME " (tried%s); use --lib or PAM_WRAPPER_LIB",
-			      tried.s != NULL ? tried.s : "");
+			      tried.p != NULL ? tried.p : "");
 			goto out;
 		}
 	}
@@ -201,7 +150,7 @@ out:
 		pwrap_paths_free(out);
 	free(cand);
 	free(dir);
-	sb_free(&tried);
+	pwrap_buf_free(&tried);
 	return rc;
 }
 
@@ -226,7 +175,7 @@ static int pwrap_is_sanitizer_runtime(const char *lib)
 int pwrap_preload_prepend(const char *libs)
 {
 	const char *old = getenv("LD_PRELOAD");
-	struct sbuf first = {0}, rest = {0};
+	struct pwrap_buf first = {0}, rest = {0};
 	char *copy = NULL, *save = NULL;
 	int rc = -1;
 
@@ -235,29 +184,29 @@ int pwrap_preload_prepend(const char *libs)
 	if (copy == NULL)
 		goto out;
 	for (char *t = strtok_r(copy, ": ", &save); t != NULL; t = strtok_r(NULL, ": ", &save)) {
-		struct sbuf *b = pwrap_is_sanitizer_runtime(t) ? &first : &rest;
+		struct pwrap_buf *b = pwrap_is_sanitizer_runtime(t) ? &first : &rest;
 		if (b->len > 0)
-			sb_add(b, ":");
-		sb_add(b, t);
+			pwrap_buf_str(b, ":");
+		pwrap_buf_str(b, t);
 	}
 	if (first.len > 0)
-		sb_add(&first, ":");
-	sb_add(&first, libs);
+		pwrap_buf_str(&first, ":");
+	pwrap_buf_str(&first, libs);
 	if (rest.len > 0) {
-		sb_add(&first, ":");
-		sb_add(&first, rest.s);
+		pwrap_buf_str(&first, ":");
+		pwrap_buf_str(&first, rest.p);
 	}
 	if (first.failed || rest.failed)
 		goto out;
-	if (setenv("LD_PRELOAD", first.s, 1) != 0)
+	if (setenv("LD_PRELOAD", first.p, 1) != 0)
 		goto out;
 	rc = 0;
 out:
 	if (rc != 0)
 		warn("cannot set LD_PRELOAD");
 	free(copy);
-	sb_free(&first);
-	sb_free(&rest);
+	pwrap_buf_free(&first);
+	pwrap_buf_free(&rest);
 	return rc;
 }
 
@@ -302,22 +251,6 @@ char *pwrap_mkdtemp(const char *prefix)
 		return NULL;
 	}
 	return path;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP ? rmdir(path) : unlink(path)) {
-		warn("cannot remove %s", path);
-		return -1;
-	}
-	return 0;
-}
-
-int tool_rmtree(const char *dir)
-{
-	return nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
 }
 
 int pwrap_write_file(const char *dir, const char *name, const char *content,
@@ -426,7 +359,7 @@ int tool_valid_account_flags(const char *f)
 
 char *pwrap_conf_word(const char *word)
 {
-	struct sbuf b = {0};
+	struct pwrap_buf b = {0};
 
 	if (strpbrk(word, "#\n") != NULL) {
 		errno = EINVAL;
@@ -436,11 +369,11 @@ char *pwrap_conf_word(const char *word)
 	/* openpam_readword(): quotes and backslashes are special anywhere;
 	 * single quotes keep everything else as it is. */
 	if (strpbrk(word, " \t\r\v\f'\"\\") == NULL)
-		sb_add(&b, word);
+		pwrap_buf_str(&b, word);
 	else if (strchr(word, '\'') == NULL)
-		sb_addf(&b, "'%s'", word);
+		pwrap_buf_fmt(&b, "'%s'", word);
 	else if (strpbrk(word, "\"\\") == NULL)
-		sb_addf(&b, "\"%s\"", word);
+		pwrap_buf_fmt(&b, "\"%s\"", word);
 	else {
 		errno = EINVAL;
 		return NULL;
@@ -449,29 +382,28 @@ char *pwrap_conf_word(const char *word)
 	/* Linux-PAM splits at " \t" unless the word is in [...], where "\]"
 	 * stands for ']'. */
 	if (strpbrk(word, " \t") == NULL) {
-		sb_add(&b, word);
+		pwrap_buf_str(&b, word);
 	} else {
-		sb_add(&b, "[");
+		pwrap_buf_str(&b, "[");
 		for (const char *p = word; *p != '\0'; p++) {
 			if (*p == ']')
-				sb_add(&b, "\\");
-			sb_addn(&b, p, 1);
+				pwrap_buf_str(&b, "\\");
+			pwrap_buf_add(&b, p, 1);
 		}
-		sb_add(&b, "]");
+		pwrap_buf_str(&b, "]");
 	}
 #endif
 	if (b.failed) {
-		sb_free(&b);
+		pwrap_buf_free(&b);
 		errno = ENOMEM;
 		return NULL;
 	}
-	return b.s;
+	return b.p;
 }
 
 char *pwrap_matrix_service(const char *module, const char *passdb)
 {
-	static const char *const groups[] = {"auth", "account", "password", "session"};
-	struct sbuf b = {0};
+	struct pwrap_buf b = {0};
 	char *arg = NULL, *word = NULL;
 
 	if (asprintf(&arg, "passdb=%s", passdb) < 0)
@@ -485,15 +417,12 @@ char *pwrap_matrix_service(const char *module, const char *passdb)
 		free(arg);
 		return NULL;
 	}
-	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
-		sb_addf(&b, "%-8s required %s %s\n", groups[i], module, word);
+	for (int g = 0; g < PWRAP_GROUPS; g++)
+		pwrap_buf_fmt(&b, "%-8s required %s %s\n", pwrap_group_name(g),
+			      module, word);
 	free(arg);
 	free(word);
-	if (b.failed) {
-		sb_free(&b);
-		return NULL;
-	}
-	return b.s;
+	return pwrap_buf_take(&b);
 }
 
 char *pwrap_find_nss_wrapper(void)

@@ -11,6 +11,9 @@
 
 #include <stddef.h>
 
+#include "pwrap_buf.h"
+#include "pwrap_rmtree.h"
+
 /* Where the wrapper lives.  Both strings are malloc'd and owned by the struct. */
 struct pwrap_paths {
 	char *lib;    /* .../libpam_wrapper.so */
@@ -44,8 +47,6 @@ char *pwrap_mkdtemp(const char *prefix);
 /* Make later pwrap_mkdtemp() calls create below dir (not copied). */
 void pwrap_set_tmpbase(const char *dir);
 
-/* Remove a directory tree without following symlinks.  Returns 0 or -1. */
-int tool_rmtree(const char *dir);
 
 /*
  * Create dir/name with `content` (mode 0644, must not exist yet).  On success
@@ -53,19 +54,6 @@ int tool_rmtree(const char *dir);
  */
 int pwrap_write_file(const char *dir, const char *name, const char *content,
 		     char **path_out);
-
-/* A growing NUL-terminated string; abort-free: errors make sb_failed() true. */
-struct sbuf {
-	char *s;
-	size_t len;
-	size_t cap;
-	int failed;
-};
-void sb_add(struct sbuf *b, const char *str);
-void sb_addn(struct sbuf *b, const char *str, size_t n);
-void sb_addf(struct sbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void sb_free(struct sbuf *b);
 
 /* Is `name` usable as a service file name (non-empty, no '/', not . or ..)? */
 int pwrap_valid_service_name(const char *name);

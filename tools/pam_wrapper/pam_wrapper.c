@@ -264,24 +264,24 @@ static int parse_args(struct opts *o, int argc, char **argv)
 /* The passdb text: one line per user and allowed service. */
 static char *make_passdb(const struct opts *o)
 {
-	struct sbuf b = {0};
+	struct pwrap_buf b = {0};
 
-	sb_add(&b, "");
+	pwrap_buf_str(&b, "");
 	for (size_t i = 0; i < o->nusers; i++) {
 		const struct user *u = &o->users[i];
 		if (u->service != NULL) {
-			sb_addf(&b, "%s:%s:%s%s%s\n", u->name, u->password, u->service,
+			pwrap_buf_fmt(&b, "%s:%s:%s%s%s\n", u->name, u->password, u->service,
 				u->flags ? ":" : "", u->flags ? u->flags : "");
 			continue;
 		}
 		for (size_t s = 0; s < o->nservices; s++)
-			sb_addf(&b, "%s:%s:%s\n", u->name, u->password, o->services[s]);
+			pwrap_buf_fmt(&b, "%s:%s:%s\n", u->name, u->password, o->services[s]);
 	}
 	if (b.failed) {
-		sb_free(&b);
+		pwrap_buf_free(&b);
 		return NULL;
 	}
-	return b.s;
+	return b.p;
 }
 
 static int uid_taken(const uid_t *uids, size_t n, uid_t uid)
@@ -298,7 +298,7 @@ static int uid_taken(const uid_t *uids, size_t n, uid_t uid)
  */
 static int write_nss_files(const struct opts *o, const char *dir)
 {
-	struct sbuf pw = {0}, gr = {0};
+	struct pwrap_buf pw = {0}, gr = {0};
 	uid_t *uids = NULL;
 	size_t nuids = 0;
 	char *pwpath = NULL, *grpath = NULL;
@@ -309,8 +309,8 @@ static int write_nss_files(const struct opts *o, const char *dir)
 	uids = calloc(o->nusers + 2, sizeof(*uids));
 	if (uids == NULL)
 		goto out;
-	sb_add(&pw, "root:x:0:0:root:/root:/bin/sh\n");
-	sb_add(&gr, "root:x:0:\n");
+	pwrap_buf_str(&pw, "root:x:0:0:root:/root:/bin/sh\n");
+	pwrap_buf_str(&gr, "root:x:0:\n");
 	uids[nuids++] = 0;
 	if (me != 0) {
 		struct passwd *p = getpwuid(me);
@@ -319,12 +319,12 @@ static int write_nss_files(const struct opts *o, const char *dir)
 		for (size_t i = 0; p != NULL && i < o->nusers; i++)
 			clash |= strcmp(o->users[i].name, p->pw_name) == 0;
 		if (p != NULL && !clash) {
-			sb_addf(&pw, "%s:x:%u:%u:%s:%s:%s\n", p->pw_name, (unsigned)me,
+			pwrap_buf_fmt(&pw, "%s:x:%u:%u:%s:%s:%s\n", p->pw_name, (unsigned)me,
 				(unsigned)mygid, p->pw_gecos, p->pw_dir, p->pw_shell);
 			uids[nuids++] = me;
 		}
 		if (g != NULL && mygid != 0)
-			sb_addf(&gr, "%s:x:%u:\n", g->gr_name, (unsigned)mygid);
+			pwrap_buf_fmt(&gr, "%s:x:%u:\n", g->gr_name, (unsigned)mygid);
 	}
 	uid_t next = 1000;
 	for (size_t i = 0; i < o->nusers; i++) {
@@ -336,15 +336,15 @@ static int write_nss_files(const struct opts *o, const char *dir)
 			continue;
 		while (uid_taken(uids, nuids, next) || next == mygid)
 			next++;
-		sb_addf(&pw, "%s:x:%u:%u:%s:/home/%s:/bin/sh\n", name, (unsigned)next,
+		pwrap_buf_fmt(&pw, "%s:x:%u:%u:%s:/home/%s:/bin/sh\n", name, (unsigned)next,
 			(unsigned)next, name, name);
-		sb_addf(&gr, "%s:x:%u:\n", name, (unsigned)next);
+		pwrap_buf_fmt(&gr, "%s:x:%u:\n", name, (unsigned)next);
 		uids[nuids++] = next;
 	}
 	if (pw.failed || gr.failed)
 		goto out;
-	if (pwrap_write_file(dir, "passwd", pw.s, &pwpath) != 0 ||
-	    pwrap_write_file(dir, "group", gr.s, &grpath) != 0)
+	if (pwrap_write_file(dir, "passwd", pw.p, &pwpath) != 0 ||
+	    pwrap_write_file(dir, "group", gr.p, &grpath) != 0)
 		goto out;
 	if (setenv("NSS_WRAPPER_PASSWD", pwpath, 1) != 0 ||
 	    setenv("NSS_WRAPPER_GROUP", grpath, 1) != 0)
@@ -354,8 +354,8 @@ out:
 	free(uids);
 	free(pwpath);
 	free(grpath);
-	sb_free(&pw);
-	sb_free(&gr);
+	pwrap_buf_free(&pw);
+	pwrap_buf_free(&gr);
 	return rc;
 }
 
@@ -453,7 +453,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = {0};
 	struct pwrap_paths paths = {0};
-	struct sbuf preload = {0};
+	struct pwrap_buf preload = {0};
 	char *dir = NULL;
 	char *nsslib = NULL;
 	int status = EXIT_USAGE;
@@ -476,14 +476,14 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (nsslib != NULL)
-		sb_addf(&preload, "%s:", nsslib);
-	sb_add(&preload, paths.lib);
+		pwrap_buf_fmt(&preload, "%s:", nsslib);
+	pwrap_buf_str(&preload, paths.lib);
 	if (preload.failed)
 		goto out;
 	/* Never run the command unwrapped: start again under LD_PRELOAD
 	 * first (before anything is made) and check the wrapper is there. */
-	again = pwrap_reexec_wrapped(REEXEC_MARK, paths.lib, preload.s, argv);
-	if (again < 0 || (!again && pwrap_preload_prepend(preload.s) != 0))
+	again = pwrap_reexec_wrapped(REEXEC_MARK, paths.lib, preload.p, argv);
+	if (again < 0 || (!again && pwrap_preload_prepend(preload.p) != 0))
 		goto out;
 	pwrap_guard_start();
 
@@ -519,7 +519,7 @@ int main(int argc, char **argv)
 
 	status = run(argv + cmd);
 out:
-	if (dir != NULL && !o.keep && tool_rmtree(dir) != 0)
+	if (dir != NULL && !o.keep && pwrap_rmtree(dir) != 0)
 		warnx("could not remove %s", dir);
 	for (size_t i = 0; i < o.nusers; i++) {
 		explicit_bzero(o.users[i].spec, strlen(o.users[i].name) + 1 +
@@ -530,7 +530,7 @@ out:
 	free(o.services);
 	free(dir);
 	free(nsslib);
-	sb_free(&preload);
+	pwrap_buf_free(&preload);
 	pwrap_paths_free(&paths);
 	return status;
 }

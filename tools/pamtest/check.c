@@ -85,7 +85,7 @@ static int exists(const char *dir, const char *name)
 /* ${MODULE_DIR} and ${SCENARIO_DIR} expanded; NULL when not known here. */
 static char *expand_module(const struct checker *ck, const char *tok)
 {
-	struct sbuf b = {0};
+	struct pwrap_buf b = {0};
 	const char *p = tok;
 
 	for (const char *v; (v = strstr(p, "${")) != NULL;) {
@@ -99,19 +99,15 @@ static char *expand_module(const struct checker *ck, const char *tok)
 		else if (strncmp(v, "${SCENARIO_DIR}", (size_t)(e - v + 1)) == 0)
 			val = ck->sc->dir;
 		if (val == NULL) {
-			sb_free(&b);
+			pwrap_buf_free(&b);
 			return NULL;
 		}
-		sb_addn(&b, p, (size_t)(v - p));
-		sb_add(&b, val);
+		pwrap_buf_add(&b, p, (size_t)(v - p));
+		pwrap_buf_str(&b, val);
 		p = e + 1;
 	}
-	sb_add(&b, p);
-	if (b.failed) {
-		sb_free(&b);
-		return NULL;
-	}
-	return b.s;
+	pwrap_buf_str(&b, p);
+	return pwrap_buf_take(&b);
 }
 
 static void check_module(struct checker *ck, const char *tok,
@@ -149,7 +145,7 @@ static void check_file(struct checker *ck, const char *path,
 		       const struct origin *from, int depth)
 {
 	struct origin o = *from;
-	struct sbuf text = {0};
+	struct pwrap_buf text = {0};
 	char buf[4096];
 	FILE *f = NULL;
 	char **seen;
@@ -170,15 +166,15 @@ static void check_file(struct checker *ck, const char *path,
 	if (f == NULL)
 		goto out;
 	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		sb_addn(&text, buf, n);
-	if (ferror(f) || text.failed || text.s == NULL)
+		pwrap_buf_add(&text, buf, n);
+	if (ferror(f) || text.failed || text.p == NULL)
 		goto out;
 	o.file = path;
-	check_text(ck, text.s, NULL, 0, &o, depth);
+	check_text(ck, text.p, NULL, 0, &o, depth);
 out:
 	if (f != NULL)
 		fclose(f);
-	sb_free(&text);
+	pwrap_buf_free(&text);
 }
 
 static const struct service *inline_service(const struct scenario *sc,
@@ -280,7 +276,7 @@ static void check_text(struct checker *ck, const char *text,
 		       const int *lines, size_t nlines,
 		       const struct origin *from, int depth)
 {
-	struct sbuf logical = {0};
+	struct pwrap_buf logical = {0};
 	struct origin o = *from;
 	const char *p = text;
 	size_t phys = 0;
@@ -302,20 +298,20 @@ static void check_text(struct checker *ck, const char *text,
 		while (keep > 0 && is_blank(p[keep - 1]))
 			keep--;
 		if (hash == NULL && keep > 0 && p[keep - 1] == '\\') {
-			sb_addn(&logical, p, keep - 1);
-			sb_add(&logical, " ");
+			pwrap_buf_add(&logical, p, keep - 1);
+			pwrap_buf_str(&logical, " ");
 		} else {
-			sb_addn(&logical, p, keep);
-			if (logical.s != NULL && !logical.failed)
-				check_line(ck, logical.s, &o, depth);
-			sb_free(&logical);
+			pwrap_buf_add(&logical, p, keep);
+			if (logical.p != NULL && !logical.failed)
+				check_line(ck, logical.p, &o, depth);
+			pwrap_buf_free(&logical);
 			first = 1;
 		}
 		p = nl != NULL ? nl + 1 : p + len;
 	}
-	if (logical.s != NULL && !logical.failed)
-		check_line(ck, logical.s, &o, depth);
-	sb_free(&logical);
+	if (logical.p != NULL && !logical.failed)
+		check_line(ck, logical.p, &o, depth);
+	pwrap_buf_free(&logical);
 }
 
 int scenario_check_modules(const struct scenario *sc, const char *moddir,

@@ -27,6 +27,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "pwrap_names.h"
+
 #define XP_NCODES 32	  /* return codes an action table covers */
 #define XP_MAXLEVEL 16	  /* Linux-PAM's PAM_SUBSTACK_MAX_LEVEL */
 #define XP_ALL_TYPES (-1)
@@ -35,7 +37,10 @@
 typedef uint64_t xp_set;
 #define XP_BIT(code) ((xp_set)1 << (code))
 
-enum xp_type { XP_AUTH, XP_ACCOUNT, XP_PASSWORD, XP_SESSION, XP_NTYPES };
+/* The management groups, pwrap_names.h's. */
+enum xp_type { XP_AUTH = PWRAP_GROUP_AUTH, XP_ACCOUNT = PWRAP_GROUP_ACCOUNT,
+	       XP_PASSWORD = PWRAP_GROUP_PASSWORD,
+	       XP_SESSION = PWRAP_GROUP_SESSION, XP_NTYPES = PWRAP_GROUPS };
 
 /* Linux-PAM actions; a positive value is a jump over that many lines. */
 enum { XP_IGNORE = 0, XP_OK = -1, XP_DONE = -2, XP_BAD = -3, XP_DIE = -4,

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "explore.h"
+#include "pwrap_names.h"
 #include "explore_openpam.h"
 #include "explore_read.h"
 #include "pwrap_tool.h"
@@ -20,8 +21,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const facilities[XP_NTYPES] = { "auth", "account",
-						   "password", "session" };
 static const char *const flags[] = { "required", "requisite", "sufficient",
 				     "binding", "optional" };
 
@@ -49,14 +48,14 @@ int xp_gen_replay(const struct xp_conf *c, const char *dir,
 		goto out;
 	}
 	for (size_t f = 0; f < c->nfiles; f++) {
-		struct sbuf b = { 0 };
+		struct pwrap_buf b = { 0 };
 		char *name = copy_name(c, (int)f);
 		int w;
 
-		sb_add(&b, "");
+		pwrap_buf_str(&b, "");
 		if (!xp_readable(c->files[f].path)) {	/* a missing include */
 			free(name);
-			sb_free(&b);
+			pwrap_buf_free(&b);
 			continue;
 		}
 		for (size_t i = 0; o != NULL && i < o->n; i++) {
@@ -67,25 +66,25 @@ int xp_gen_replay(const struct xp_conf *c, const char *dir,
 				continue;
 			if (e->flag < 0) {
 				inc = copy_name(c, e->include);
-				sb_addf(&b, "%s include %s\n", facilities[e->facility],
+				pwrap_buf_fmt(&b, "%s include %s\n", pwrap_group_name(e->facility),
 					inc != NULL ? inc : "?");
 				free(inc);
 			} else if (e->standin) {
-				sb_addf(&b, "%s %s %s/s pwrap_xp=%d\n",
-					facilities[e->facility], flags[e->flag], dir,
+				pwrap_buf_fmt(&b, "%s %s %s/s pwrap_xp=%d\n",
+					pwrap_group_name(e->facility), flags[e->flag], dir,
 					e->site);
 			} else {
-				sb_addf(&b, "%s %s %s/absent/pam_absent.so\n",
-					facilities[e->facility], flags[e->flag], dir);
+				pwrap_buf_fmt(&b, "%s %s %s/absent/pam_absent.so\n",
+					pwrap_group_name(e->facility), flags[e->flag], dir);
 			}
 		}
 		/* where OpenPAM gives up, the copy does too (a facility
 		 * that does not exist) */
 		if (c->refused != NULL && c->refused_file == (int)f)
-			sb_add(&b, "refused required pam_absent.so\n");
-		w = name != NULL && !b.failed ? pwrap_write_file(dir, name, b.s, NULL) : -1;
+			pwrap_buf_str(&b, "refused required pam_absent.so\n");
+		w = name != NULL && !b.failed ? pwrap_write_file(dir, name, b.p, NULL) : -1;
 		free(name);
-		sb_free(&b);
+		pwrap_buf_free(&b);
 		if (w != 0) {
 			*err = strdup("cannot write the copy for the replay");
 			goto out;

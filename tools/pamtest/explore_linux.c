@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "explore.h"
+#include "pwrap_names.h"
 #include "explore_read.h"
 #include "pwrap_control.h"
 #include "pwrap_private.h"
@@ -45,12 +46,6 @@ _Static_assert(XP_NCODES == PWRAP_CONTROL_CODES &&
 	       XP_SAME(XP_DIE, PWRAP_CONTROL_DIE) &&
 	       XP_SAME(XP_RESET, PWRAP_CONTROL_RESET),
 	       "explore's actions are pwrap_control.c's");
-static const char *const fns[XP_NTYPES] = {
-	"pam_sm_authenticate", "pam_sm_acct_mgmt", "pam_sm_chauthtok",
-	"pam_sm_open_session",
-};
-static const char *const type_words[XP_NTYPES] = { "auth", "account",
-						   "password", "session" };
 
 const char *xp_code_word(int code)
 {
@@ -254,7 +249,7 @@ static int read_line(struct rd *r, int file, unsigned lineno, char *buf,
 	}
 #endif
 	for (int t = 0; t < XP_NTYPES; t++)
-		if (strcasecmp(tok, type_words[t]) == 0)
+		if (strcasecmp(tok, pwrap_group_name(t)) == 0)
 			type = t;
 	if (type < 0) {
 		l.kind = XP_FIXED;
@@ -311,7 +306,7 @@ static int read_line(struct rd *r, int file, unsigned lineno, char *buf,
 	if (l.name == NULL)
 		l.name = xp_short_name(target != NULL ? target : "?");
 	if ((target != NULL && l.module == NULL) || l.name == NULL ||
-	    (l.kind == XP_CALL && xp_module_kind(&l, fns[type]) != 0) ||
+	    (l.kind == XP_CALL && xp_module_kind(&l, pwrap_sm_name(pwrap_group_sm(type))) != 0) ||
 	    xp_add_site(r->c, &l) != 0 || add_line(r, type, &l) != 0) {
 		free(l.module);
 		free(l.name);

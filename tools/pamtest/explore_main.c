@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "explore.h"
+#include "pwrap_names.h"
 #include "explore_read.h"
 #include "pwrap_guard.h"
 #include "pwrap_tool.h"
@@ -29,8 +30,6 @@
 #define REEXEC_MARK "PAMTEST_EXPLORE_WRAPPED"
 #define STANDIN "pam_explore_standin.so"
 
-static const char *const type_names[XP_NTYPES] = { "auth", "account",
-						   "password", "session" };
 
 char *xp_standin_path(void)
 {
@@ -161,7 +160,7 @@ static int parse_type(const char *s)
 	if (strcmp(s, "all") == 0)
 		return XP_ALL_TYPES;
 	for (int t = 0; t < XP_NTYPES; t++)
-		if (strcmp(s, type_names[t]) == 0)
+		if (strcmp(s, pwrap_group_name(t)) == 0)
 			return t;
 	return -2;
 }
@@ -316,7 +315,7 @@ out:
 	free(e);
 	free(sysmod);
 	pwrap_paths_free(&paths);
-	if (top != NULL && pid != 0 && tool_rmtree(top) != 0)
+	if (top != NULL && pid != 0 && pwrap_rmtree(top) != 0)
 		warnx("could not remove %s", top);
 	free(top);
 	return status;

@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "explore.h"
+#include "pwrap_names.h"
 #include "explore_openpam.h"
 #include "explore_read.h"
 
@@ -36,17 +37,11 @@
 #define ANY (-1)
 #define LIB_MAJ 2	/* OpenPAM's module version suffix */
 
-static const char *const facilities[XP_NTYPES] = { "auth", "account",
-						   "password", "session" };
 static const char *const flags[] = { [XP_F_REQUIRED] = "required",
 				     [XP_F_REQUISITE] = "requisite",
 				     [XP_F_SUFFICIENT] = "sufficient",
 				     [XP_F_BINDING] = "binding",
 				     [XP_F_OPTIONAL] = "optional" };
-static const char *const fns[XP_NTYPES] = {
-	"pam_sm_authenticate", "pam_sm_acct_mgmt", "pam_sm_chauthtok",
-	"pam_sm_open_session",
-};
 
 const char *xp_code_word(int code)
 {
@@ -318,7 +313,7 @@ static int read_entry(struct rd *r, int f, unsigned lineno, char **w, size_t n,
 	int fac = -1, flag = -1;
 
 	for (int i = 0; i < XP_NTYPES && n > 0; i++)
-		if (strcmp(w[0], facilities[i]) == 0)
+		if (strcmp(w[0], pwrap_group_name(i)) == 0)
 			fac = i;
 	if (fac < 0) {
 		xp_refuse(r->c, f, lineno, "missing or invalid facility: "
@@ -366,7 +361,7 @@ static int read_entry(struct rd *r, int f, unsigned lineno, char **w, size_t n,
 	}
 	l.flag = flag;
 	if ((l.module = strdup(w[2])) == NULL || (l.name = xp_short_name(w[2])) == NULL ||
-	    module_kind(&l, fns[fac]) != 0) {
+	    module_kind(&l, pwrap_sm_name(pwrap_group_sm(fac))) != 0) {
 		free(l.module);
 		free(l.name);
 		return xp_oom(r->c);

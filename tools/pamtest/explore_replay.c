@@ -160,7 +160,7 @@ int xp_replay_begin(struct xp_replayer *rp, const struct xp_conf *c,
 void xp_replay_end(struct xp_replayer *rp)
 {
 	if (rp->dir != NULL && !rp->keep)
-		tool_rmtree(rp->dir);
+		pwrap_rmtree(rp->dir);
 	else if (rp->dir != NULL)
 		fprintf(stderr, "pamtest explore: replay directory %s (kept)\n",
 			rp->dir);
@@ -205,26 +205,22 @@ static int run_op(pam_handle_t *h, enum xp_type t)
 static char *calls_text(const struct xp_conf *c, const int *site, const int *fn,
 			size_t n, size_t shown)
 {
-	struct sbuf b = { 0 };
+	struct pwrap_buf b = { 0 };
 
-	sb_add(&b, "");
+	pwrap_buf_str(&b, "");
 	for (size_t i = 0; i < n && i < shown; i++) {
 		const struct xp_site *s = site[i] >= 0 && (size_t)site[i] < c->nsites ?
 					  &c->sites[site[i]] : NULL;
 
 		if (s != NULL)
-			sb_addf(&b, "%s%s:%u/%d", i ? ", " : "",
+			pwrap_buf_fmt(&b, "%s%s:%u/%d", i ? ", " : "",
 				c->files[s->file].show, s->line, fn[i]);
 		else
-			sb_addf(&b, "%s?/%d", i ? ", " : "", fn[i]);
+			pwrap_buf_fmt(&b, "%s?/%d", i ? ", " : "", fn[i]);
 	}
 	if (n > shown)
-		sb_addf(&b, ", ... (%zu calls)", n);
-	if (b.failed) {
-		sb_free(&b);
-		return NULL;
-	}
-	return b.s;
+		pwrap_buf_fmt(&b, ", ... (%zu calls)", n);
+	return pwrap_buf_take(&b);
 }
 
 /* One path; NULL when libpam agreed, else what differed (malloc'd). */

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "explore.h"
+#include "pwrap_names.h"
 #include "explore_read.h"
 #include "explore_scen.h"
 #include "scenario.h"
@@ -38,8 +39,6 @@ struct xp_scen {
 	size_t nexps;
 };
 
-static const char *const type_names[XP_NTYPES] = { "auth", "account",
-						   "password", "session" };
 
 static void perr(const char *file, int line, int *nerr, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -124,7 +123,7 @@ static int parse_explore(struct scenario *sc, char **w, size_t n,
 			x->service = strdup(w[i + 1]);
 		} else if (strcmp(w[i], "type") == 0) {
 			for (int k = 0; k < XP_NTYPES; k++)
-				if (strcmp(w[i + 1], type_names[k]) == 0)
+				if (strcmp(w[i + 1], pwrap_group_name(k)) == 0)
 					t = k;
 			if (strcmp(w[i + 1], "all") == 0)
 				t = XP_ALL_TYPES;
@@ -336,7 +335,7 @@ static void check(struct fails *f, const struct xp_expect *e,
 			continue;
 		p = xp_path_text(&r->g, &x->path);
 		fail(f, e->line, "%s %s: %s: %s: %s (path: %s)", r->service,
-		     type_names[r->type], xp_finding_name(x->kind), x->where,
+		     pwrap_group_name(r->type), xp_finding_name(x->kind), x->where,
 		     x->msg, p != NULL ? p : "?");
 		free(p);
 	}
@@ -348,7 +347,7 @@ static void check(struct fails *f, const struct xp_expect *e,
 
 			fail(f, e->line, "%s %s: PAM_SUCCESS is not \"one of %s%s "
 			     "returned success\": %s", r->service,
-			     type_names[r->type], e->mods[0],
+			     pwrap_group_name(r->type), e->mods[0],
 			     e->nmods > 1 ? ", ..." : "", p != NULL ? p : "?");
 			free(p);
 		}
@@ -356,7 +355,7 @@ static void check(struct fails *f, const struct xp_expect *e,
 	}
 	if (e->what == WANT_IFF && r->refused != NULL)
 		fail(f, e->line, "%s %s: pam_start fails: %s", r->service,
-		     type_names[r->type], r->refused);
+		     pwrap_group_name(r->type), r->refused);
 }
 
 /* Lines of the scenario's own services are shown as its lines. */
@@ -403,7 +402,7 @@ int xp_scen_run(const struct scenario *sc, const struct step *s,
 	for (int i = 0; i < n; i++) {
 		if (r[i].disagree != NULL)
 			fail(&f, s->line, "%s %s: %s", service,
-			     type_names[r[i].type], r[i].disagree);
+			     pwrap_group_name(r[i].type), r[i].disagree);
 		for (size_t k = 0; k < x->nexps; k++)
 			check(&f, &x->exps[k], &r[i]);
 		xp_report_free(&r[i]);

@@ -271,7 +271,7 @@ out:
 	free(scs);
 	free(frs);
 	pwrap_paths_free(&paths);
-	if (top != NULL && pid != 0 && tool_rmtree(top) != 0)
+	if (top != NULL && pid != 0 && pwrap_rmtree(top) != 0)
 		warnx("could not remove %s", top);
 	free(top);
 	return status;

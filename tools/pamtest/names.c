@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "names.h"
+#include "pwrap_names.h"
 
 #include <ctype.h>
 #include <security/pam_appl.h>
@@ -15,22 +16,6 @@
 
 #define N(x) {#x, x}
 struct name { const char *name; int value; };
-
-static const struct name codes[] = {
-	N(PAM_SUCCESS), N(PAM_OPEN_ERR), N(PAM_SYMBOL_ERR), N(PAM_SERVICE_ERR),
-	N(PAM_SYSTEM_ERR), N(PAM_BUF_ERR), N(PAM_PERM_DENIED), N(PAM_AUTH_ERR),
-	N(PAM_CRED_INSUFFICIENT), N(PAM_AUTHINFO_UNAVAIL), N(PAM_USER_UNKNOWN),
-	N(PAM_MAXTRIES), N(PAM_NEW_AUTHTOK_REQD), N(PAM_ACCT_EXPIRED),
-	N(PAM_SESSION_ERR), N(PAM_CRED_UNAVAIL), N(PAM_CRED_EXPIRED), N(PAM_CRED_ERR),
-	N(PAM_NO_MODULE_DATA), N(PAM_CONV_ERR), N(PAM_AUTHTOK_ERR),
-	N(PAM_AUTHTOK_RECOVERY_ERR), N(PAM_AUTHTOK_LOCK_BUSY),
-	N(PAM_AUTHTOK_DISABLE_AGING), N(PAM_TRY_AGAIN), N(PAM_IGNORE), N(PAM_ABORT),
-	N(PAM_AUTHTOK_EXPIRED), N(PAM_MODULE_UNKNOWN), N(PAM_BAD_ITEM),
-#if !defined(PWRAP_OPENPAM)	/* Linux-PAM's */
-	N(PAM_CONV_AGAIN), N(PAM_INCOMPLETE),
-#endif
-	{"PAM_AUTHTOK_RECOVER_ERR", PAM_AUTHTOK_RECOVERY_ERR},
-};
 
 static const struct name items[] = {
 	N(PAM_SERVICE), N(PAM_USER), N(PAM_TTY), N(PAM_RHOST), N(PAM_AUTHTOK),
@@ -80,7 +65,7 @@ static int by_name(const struct name *t, size_t n, const char *s, int *out)
 const char *pam_code_name(int code)
 {
 	static char buf[32]; /* only for unknown codes; single-threaded tool */
-	const char *n = by_value(codes, COUNT(codes), code);
+	const char *n = pwrap_code_name(code);
 
 	if (n != NULL)
 		return n;
@@ -93,7 +78,7 @@ int parse_pam_code(const char *s, int *out)
 	char *end;
 	long v;
 
-	if (by_name(codes, COUNT(codes), s, out) == 0)
+	if (pwrap_code_parse(s, out) == 0)
 		return 0;
 	if (!isdigit((unsigned char)s[0]))
 		return -1;

@@ -980,7 +980,7 @@ int scenario_parse(const char *path, struct scenario *sc)
 	int nerr = 0;
 	struct cur c = {.file = path, .line = 0, .nerr = &nerr};
 	struct service *block = NULL; /* service whose indented lines we read */
-	struct sbuf text = {0};       /* those lines so far */
+	struct pwrap_buf text = {0};       /* those lines so far */
 	int *lines = NULL;            /* and their line numbers */
 	size_t nlines = 0;
 
@@ -1013,8 +1013,8 @@ int scenario_parse(const char *path, struct scenario *sc)
 		int indented = line[0] == ' ' || line[0] == '\t';
 		if (indented && block != NULL) {
 			check_vars(&c, c.p);
-			sb_add(&text, c.p);
-			sb_add(&text, "\n");
+			pwrap_buf_str(&text, c.p);
+			pwrap_buf_str(&text, "\n");
 			lines = xrealloc(lines, nlines + 1, sizeof(*lines));
 			lines[nlines++] = c.line;
 			continue;
@@ -1024,7 +1024,7 @@ int scenario_parse(const char *path, struct scenario *sc)
 				perror("pamtest");
 				exit(2);
 			}
-			block->text = text.s;
+			block->text = text.p;
 			block->lines = lines;
 			block->nlines = nlines;
 			memset(&text, 0, sizeof(text));
@@ -1037,7 +1037,7 @@ int scenario_parse(const char *path, struct scenario *sc)
 			block = &sc->svcs[sc->nsvcs - 1];
 	}
 	if (block != NULL && !text.failed) {
-		block->text = text.s;
+		block->text = text.p;
 		block->lines = lines;
 		block->nlines = nlines;
 		memset(&text, 0, sizeof(text));
@@ -1050,7 +1050,7 @@ int scenario_parse(const char *path, struct scenario *sc)
 	}
 	fclose(f);
 	free(line);
-	sb_free(&text);
+	pwrap_buf_free(&text);
 	if (nerr == 0)
 		check_scenario(sc, &c);
 	if (nerr != 0) {

@@ -106,31 +106,27 @@ static int holds_secret(const struct scenario *sc, const char *s)
 
 char *show(const struct scenario *sc, const char *s)
 {
-	struct sbuf b = {0};
+	struct pwrap_buf b = {0};
 
 	if (s == NULL)
 		return strdup("(null)");
 	if (holds_secret(sc, s))
 		return strdup("(hidden)");
-	sb_add(&b, "\"");
+	pwrap_buf_str(&b, "\"");
 	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
 		if (*p == '"' || *p == '\\')
-			sb_addf(&b, "\\%c", *p);
+			pwrap_buf_fmt(&b, "\\%c", *p);
 		else if (*p == '\n')
-			sb_add(&b, "\\n");
+			pwrap_buf_str(&b, "\\n");
 		else if (*p == '\t')
-			sb_add(&b, "\\t");
+			pwrap_buf_str(&b, "\\t");
 		else if (*p < 0x20 || *p == 0x7f)
-			sb_addf(&b, "\\x%02x", *p);
+			pwrap_buf_fmt(&b, "\\x%02x", *p);
 		else
-			sb_addn(&b, (const char *)p, 1);
+			pwrap_buf_add(&b, (const char *)p, 1);
 	}
-	sb_add(&b, "\"");
-	if (b.failed) {
-		sb_free(&b);
-		return NULL;
-	}
-	return b.s;
+	pwrap_buf_str(&b, "\"");
+	return pwrap_buf_take(&b);
 }
 
 /* How an expectation's text reads in a message: "text" or /regex/. */
@@ -405,20 +401,20 @@ static void check_messages(struct runner *r, const struct step *s, int style)
 	const char *what = style == PAM_TEXT_INFO ? "info" : "error";
 	enum exp_kind want = style == PAM_TEXT_INFO ? EXP_INFO : EXP_ERROR;
 	enum exp_kind none = style == PAM_TEXT_INFO ? EXP_NO_INFO : EXP_NO_ERROR;
-	struct sbuf seen = {0};
+	struct pwrap_buf seen = {0};
 	size_t j = 0, matched = 0;
 
 	for (size_t i = 0; i < r->nmsgs; i++) {
 		if (r->msgs[i].style != style)
 			continue;
 		char *t = show(r->sc, r->msgs[i].text);
-		sb_addf(&seen, "%s%s", seen.len > 0 ? ", " : "", t != NULL ? t : "?");
+		pwrap_buf_fmt(&seen, "%s%s", seen.len > 0 ? ", " : "", t != NULL ? t : "?");
 		free(t);
 	}
 	for (size_t k = 0; k < s->nexps; k++) {
 		const struct expect *e = &s->exps[k];
 		if (e->kind == none && seen.len > 0)
-			failf(r, e->line, "expected no %s messages, got %s", what, seen.s);
+			failf(r, e->line, "expected no %s messages, got %s", what, seen.p);
 		if (e->kind != want)
 			continue;
 		/* In order: search after the previous matched message. */
@@ -434,10 +430,10 @@ static void check_messages(struct runner *r, const struct step *s, int style)
 		char *w = show_match(r->sc, &e->m);
 		failf(r, e->line, "expected %s message %s was not sent%s (%s messages: %s)", what, w,
 		      matched > 0 ? " after the previous matched one" : "", what,
-		      seen.len > 0 ? seen.s : "none");
+		      seen.len > 0 ? seen.p : "none");
 		free(w);
 	}
-	sb_free(&seen);
+	pwrap_buf_free(&seen);
 }
 
 static void check_env_item(struct runner *r, const struct expect *e)
@@ -650,14 +646,14 @@ static void do_setup_step(struct runner *r, const struct step *s)
 /* ${NAME} in service lines; the names were checked by the parser. */
 static char *expand(struct runner *r, const char *text, const char *dir, const char *passdb)
 {
-	struct sbuf b = {0};
+	struct pwrap_buf b = {0};
 	const char *p = text;
 
 	for (const char *v; (v = strstr(p, "${")) != NULL;) {
 		const char *e = strchr(v, '}');
 		const char *val = NULL;
 		size_t n = (size_t)(e - v - 2);
-		sb_addn(&b, p, (size_t)(v - p));
+		pwrap_buf_add(&b, p, (size_t)(v - p));
 		if (n == 6 && strncmp(v + 2, "PASSDB", n) == 0)
 			val = passdb;
 		else if (n == 10 && strncmp(v + 2, "MODULE_DIR", n) == 0)
@@ -667,18 +663,14 @@ static char *expand(struct runner *r, const char *text, const char *dir, const c
 		else if (n == 3 && strncmp(v + 2, "DIR", n) == 0)
 			val = dir;
 		if (val == NULL) {
-			sb_free(&b);
+			pwrap_buf_free(&b);
 			return NULL;
 		}
-		sb_add(&b, val);
+		pwrap_buf_str(&b, val);
 		p = e + 1;
 	}
-	sb_add(&b, p);
-	if (b.failed) {
-		sb_free(&b);
-		return NULL;
-	}
-	return b.s;
+	pwrap_buf_str(&b, p);
+	return pwrap_buf_take(&b);
 }
 
 /* An explore block (explore_scen.c): one test point. */
@@ -695,7 +687,7 @@ static void do_explore(struct runner *r, const struct step *s)
 static int setup(struct runner *r, char **dir_out, char **err)
 {
 	const struct scenario *sc = r->sc;
-	struct sbuf pdb = {0};
+	struct pwrap_buf pdb = {0};
 	char *dir = NULL, *passdb = NULL;
 	const char *svcdir = sc->service_dir;
 	int rc = -1;
@@ -706,13 +698,13 @@ static int setup(struct runner *r, char **dir_out, char **err)
 		*err = strdup("cannot create a private directory");
 		goto out;
 	}
-	sb_add(&pdb, "");
+	pwrap_buf_str(&pdb, "");
 	for (size_t i = 0; i < sc->nusers; i++)
-		sb_addf(&pdb, "%s:%s:%s%s%s\n", sc->users[i].name, sc->users[i].password,
+		pwrap_buf_fmt(&pdb, "%s:%s:%s%s%s\n", sc->users[i].name, sc->users[i].password,
 			sc->users[i].service != NULL ? sc->users[i].service : sc->svcs[0].name,
 			sc->users[i].flags != NULL ? ":" : "",
 			sc->users[i].flags != NULL ? sc->users[i].flags : "");
-	if (pdb.failed || pwrap_write_file(dir, "passdb", pdb.s, &passdb) != 0) {
+	if (pdb.failed || pwrap_write_file(dir, "passdb", pdb.p, &passdb) != 0) {
 		*err = strdup("cannot write the passdb");
 		goto out;
 	}
@@ -759,9 +751,9 @@ static int setup(struct runner *r, char **dir_out, char **err)
 	free(trace);
 	rc = 0;
 out:
-	if (pdb.s != NULL)
-		explicit_bzero(pdb.s, pdb.len);
-	sb_free(&pdb);
+	if (pdb.p != NULL)
+		explicit_bzero(pdb.p, pdb.len);
+	pwrap_buf_free(&pdb);
 	free(passdb);
 	*dir_out = dir;
 	if (rc != 0 && *err == NULL)
@@ -845,7 +837,7 @@ out:
 		free(r.fails[i]);
 	free(r.fails);
 	if (dir != NULL && !keep)
-		tool_rmtree(dir);
+		pwrap_rmtree(dir);
 	free(dir);
 	fr->seconds = now() - t0;
 	return rc;

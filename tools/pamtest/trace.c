@@ -52,36 +52,32 @@ static char *renamed(const struct scenario *sc, const char *dir, const char *tex
 	/* a path that JSON would escape is left alone (as is the record) */
 	int plain = strpbrk(sc->path, "\"\\") == NULL;
 	size_t dl = strlen(dir);
-	struct sbuf b = {0};
+	struct pwrap_buf b = {0};
 	const char *p = text, *hit;
 
-	sb_add(&b, "");
+	pwrap_buf_str(&b, "");
 	while ((hit = strstr(p, dir)) != NULL) {
 		const char *name = hit + dl + 1, *colon;
 		char *end = NULL;
 		unsigned long n = 0;
 		int line = 0;
 
-		sb_addn(&b, p, (size_t)(hit - p));
+		pwrap_buf_add(&b, p, (size_t)(hit - p));
 		colon = hit[dl] == '/' ? strchr(name, ':') : NULL;
 		if (colon != NULL && colon[1] >= '1' && colon[1] <= '9')
 			n = strtoul(colon + 1, &end, 10);
 		if (plain && n > 0 && memchr(name, '/', (size_t)(colon - name)) == NULL)
 			line = scenario_line(sc, name, (size_t)(colon - name), n);
 		if (line > 0) {
-			sb_addf(&b, "%s:%d", sc->path, line);
+			pwrap_buf_fmt(&b, "%s:%d", sc->path, line);
 			p = end;
 		} else {
-			sb_addn(&b, hit, dl);
+			pwrap_buf_add(&b, hit, dl);
 			p = hit + dl;
 		}
 	}
-	sb_add(&b, p);
-	if (b.failed) {
-		sb_free(&b);
-		return NULL;
-	}
-	return b.s;
+	pwrap_buf_str(&b, p);
+	return pwrap_buf_take(&b);
 }
 
 int trace_collect(const struct scenario *sc, const char *dir)
