@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target: the service-file rewriter (src/wrapper/pwrap_conf.c)
+ * libFuzzer target: the service-file rewriter (src/pamconf)
  * against the REAL libpam.  This target does not stub libpam: it links it,
  * and forks a child per transaction so that whatever libpam does (loading
  * modules, looping forever, crashing) stays in the child.
@@ -49,7 +49,7 @@
  * must be C's results.
  *
  * The results of A and B must be identical.  When the rewriter refused a file that
- * the service reads (pwrap_rewrite_service() returned -1), the wrapper's
+ * the service reads (pwrap_rewrite() returned -1), the wrapper's
  * pam_start() returns PAM_ABORT: that agrees when libpam hung or crashed on
  * the original (the reasons the rewriter refuses a file) or its pam_start()
  * also failed with PAM_ABORT.  A refusal with E2BIG is always a disagreement
@@ -434,7 +434,7 @@ struct rw {
 	char gpath[PATH_MAX];	/* the file being written */
 };
 
-static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
+static char *cb_include(void *ctx, const char *target, enum pamconf_stack stack,
 			const char *src, unsigned line)
 {
 	struct rw *rw = ctx;
@@ -466,8 +466,8 @@ static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
  * both sides when it reads the line, and skips it on both when the file is
  * read for another stack.  (The wrapper refuses the service instead when
  * libpam would read it: test_wrapper checks that part.) */
-static int cb_bad_include(void *ctx, enum pwrap_stack stack,
-			  enum pwrap_bad_include why, const char *target,
+static int cb_bad_include(void *ctx, enum pamconf_stack stack,
+			  enum pamconf_bad_include why, const char *target,
 			  const char *src, unsigned line)
 {
 	(void)ctx;
@@ -477,7 +477,7 @@ static int cb_bad_include(void *ctx, enum pwrap_stack stack,
 	(void)line;
 	/* too long: refused (E2BIG), which paths of equal length never
 	 * cause, so that it shows as a disagreement */
-	return why == PWRAP_INCLUDE_NO_TARGET ? 0 : -1;
+	return why == PAMCONF_INCLUDE_NO_TARGET ? 0 : -1;
 }
 
 static char *cb_module(void *ctx, const char *module, bool quiet,
@@ -492,7 +492,7 @@ static char *cb_module(void *ctx, const char *module, bool quiet,
 }
 
 /* Side C: the module line as the wrapper writes it for the trace. */
-static char *cb_trace(void *ctx, const struct pwrap_module_line *ml)
+static char *cb_trace(void *ctx, const struct pamconf_module_line *ml)
 {
 	const struct rw *rw = ctx;
 
@@ -562,9 +562,12 @@ static bool has_cycle(bool edge[NFILES][NFILES], int f, int *state)
  */
 static bool rewrite_all(struct side *s, bool traced)
 {
-	const struct pwrap_rewrite_ops ops = { cb_include, cb_module, NULL,
-					      cb_bad_include,
-					      traced ? cb_trace : NULL };
+	const struct pamconf_ops ops = {
+		.include_target = cb_include,
+		.module_path = cb_module,
+		.bad_include = cb_bad_include,
+		.module_line = traced ? cb_trace : NULL,
+	};
 	char **out = traced ? s->out_c : s->out;
 	size_t *out_len = traced ? s->out_c_len : s->out_len;
 	struct stat ours[NFILES];
@@ -592,15 +595,16 @@ static bool rewrite_all(struct side *s, bool traced)
 	queue[qn++] = 0;
 	queued[0] = true;
 	for (qi = 0; qi < qn; qi++) {
-		struct pwrap_rewrite_ops o = ops;
+		struct pamconf_ops o = ops;
 		int f = queue[qi];
 
 		o.ctx = &rw;
 		rw.n = 0;
 		snprintf(rw.gpath, sizeof(rw.gpath), "%s/%s", rw.to, names[f]);
 		errno = 0;
-		if (pwrap_rewrite_service(s->in[f].p, s->in[f].len, names[f],
-					  &o, &out[f], &out_len[f]) != 0) {
+		/* the rules of the libpam linked, the one that reads */
+		if (pwrap_rewrite(pwrap_rules(), s->in[f].p, s->in[f].len,
+				  names[f], &o, &out[f], &out_len[f]) != 0) {
 			if (traced) {
 				/* the trace never refuses what B took */
 				if (s->refused != f) {
@@ -754,7 +758,7 @@ static void __attribute__((noreturn)) child(const char *dir, int fd,
 			char g[PATH_MAX];
 
 			snprintf(g, sizeof(g), "%s/%s", dir_c, names[i]);
-			pwrap_trace_walked(g, PWRAP_STACK_ANY);
+			pwrap_trace_walked(g, PAMCONF_STACK_ANY);
 		}
 	}
 	rc = pam_start_confdir("svc", "alice", &c, dir, &ph);

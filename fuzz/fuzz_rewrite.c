@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * libFuzzer target: the service-file rewriter (src/wrapper/pwrap_conf.c,
- * pwrap_rewrite_service()).  The whole input is a service file.  It is
- * rewritten twice: with callbacks that behave like the wrapper's (include
+ * libFuzzer target: the service-file rewriter (src/pamconf, through the
+ * wrapper's pwrap_rewrite()), with the rules of Linux-PAM up to 1.5 (a
+ * 1024-byte line buffer) and from 1.6 (lines of any length), Debian's
+ * @include read.  The whole input is a service file.  For each rule set it
+ * is rewritten twice: with callbacks that behave like the wrapper's (include
  * targets become paths below a private directory, some bare module names
  * become absolute paths, the choice depending on a hash of the name) and
  * with no callbacks at all.  For both results we check what libpam relies
@@ -34,6 +36,7 @@
 #include "pwrap_private.h"
 
 static int strict;
+static struct pamconf_rules rules[2];
 
 /* FNV-1a, only to make the callbacks' choices depend on the token. */
 static uint32_t hash(const char *s)
@@ -57,13 +60,13 @@ static void check_token(const char *tok)
 	}
 }
 
-static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
+static char *cb_include(void *ctx, const char *target, enum pamconf_stack stack,
 			const char *src, unsigned line)
 {
 	char *r = NULL;
 
 	(void)ctx;
-	if (stack > PWRAP_STACK_ASKED) {
+	if (stack > PAMCONF_STACK_ASKED) {
 		fprintf(stderr, "callback got no stack\n");
 		abort();
 	}
@@ -145,17 +148,19 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	strict = s != NULL && s[0] == '1';
+	pamconf_rules_linux(&rules[0], 105, true);
+	pamconf_rules_linux(&rules[1], 106, true);
 	return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void one(const struct pamconf_rules *r, const uint8_t *data,
+		size_t size)
 {
-	const struct pwrap_rewrite_ops with_cbs = {
+	const struct pamconf_ops with_cbs = {
 		.include_target = cb_include,
 		.module_path = cb_module,
-		.ctx = NULL,
 	};
-	const struct pwrap_rewrite_ops no_cbs = { NULL, NULL, NULL, NULL, NULL };
+	const struct pamconf_ops no_cbs = { .ctx = NULL };
 	char *out = NULL;
 	char *plain = NULL;
 	char *again = NULL;
@@ -163,24 +168,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 
 	errno = 0;
-	rc = pwrap_rewrite_service((const char *)data, size, "fuzz", &with_cbs,
-				   &out, &out_len);
+	rc = pwrap_rewrite(r, (const char *)data, size, "fuzz", &with_cbs,
+			   &out, &out_len);
 	if (!refused(rc)) {
 		check_output(rc, out, out_len);
 	}
 
 	errno = 0;
-	rc = pwrap_rewrite_service((const char *)data, size, "fuzz", &no_cbs,
-				   &plain, &plain_len);
+	rc = pwrap_rewrite(r, (const char *)data, size, "fuzz", &no_cbs,
+			   &plain, &plain_len);
 	if (refused(rc) && errno == EINVAL) {
 		free(out);
-		return 0;	/* a file libpam would hang on */
+		return;	/* a file libpam would hang on */
 	}
 	check_output(rc, plain, plain_len);
 
 	if (strict) {
-		rc = pwrap_rewrite_service(plain, plain_len, "fuzz", &no_cbs,
-					   &again, &again_len);
+		rc = pwrap_rewrite(r, plain, plain_len, "fuzz", &no_cbs,
+				   &again, &again_len);
 
 		check_output(rc, again, again_len);
 		if (again_len != plain_len ||
@@ -195,5 +200,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(out);
 	free(plain);
 	free(again);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	one(&rules[0], data, size);
+	one(&rules[1], data, size);
 	return 0;
 }

@@ -64,50 +64,8 @@ bool pwrap_sig_eq(const struct pwrap_sig *a, const struct pwrap_sig *b)
 
 int pwrap_read_file(const char *path, char **buf, size_t *len)
 {
-	struct stat st;
-	char *b = NULL;
-	size_t got = 0;
-	int fd = -1;
-	int rc = -1;
-
-	/* O_NONBLOCK: a FIFO named like a service must not hang pam_start. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size > PWRAP_MAX_SERVICE_FILE) {
-		errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
-		goto out;
-	}
-	b = malloc((size_t)st.st_size + 1);
-	if (b == NULL) {
-		goto out;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, b + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR) {
-			continue;
-		}
-		if (n < 0) {
-			goto out;
-		}
-		if (n == 0) {
-			break;	/* shrank while reading */
-		}
-		got += (size_t)n;
-	}
-	b[got] = '\0';
-	*buf = b;
-	b = NULL;
-	*len = got;
-	rc = 0;
-out:
-	free(b);
-	if (fd >= 0) {
-		close(fd);
-	}
-	return rc;
+	return pamconf_read_file(AT_FDCWD, path, PWRAP_MAX_SERVICE_FILE, buf,
+				 len);
 }
 
 /* Writes all of buf to fd. */

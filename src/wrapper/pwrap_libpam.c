@@ -23,6 +23,7 @@
 #include "pwrap_private.h"
 
 static struct pwrap_real real;
+static struct pamconf_rules rules;
 static pthread_once_t real_once = PTHREAD_ONCE_INIT;
 static const void *libpam_base;
 static void *libpam_handle;
@@ -78,6 +79,7 @@ static void real_load(void)
 	if (h == NULL) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot load %s: %s",
 			  PWRAP_LIBPAM_SONAME, dlerror());
+		pamconf_rules_detect(&rules, NULL, NULL);
 		return;
 	}
 	libpam_handle = h;
@@ -88,15 +90,15 @@ static void real_load(void)
 	*(void **)&real.pam_get_item = dlsym(h, "pam_get_item");
 	*(void **)&real.pam_vsyslog = dlsym(h, "pam_vsyslog");
 	*(void **)&real.openpam_set_feature = dlsym(h, "openpam_set_feature");
-#if defined(PWRAP_OPENPAM)
 	/* OpenPAM's compiled-in module search path (exported data) */
 	real.openpam_module_path = dlsym(h, "openpam_module_path");
-#endif
 	if (real.pam_start != NULL &&
 	    dladdr(*(void **)&real.pam_start, &info) != 0) {
 		__atomic_store_n(&libpam_base, info.dli_fbase,
 				 __ATOMIC_RELEASE);
 	}
+	/* how it reads service files, told from the library itself */
+	pamconf_rules_detect(&rules, h, *(void **)&real.pam_start);
 	ha = dlopen("libaudit.so.1", RTLD_LAZY | RTLD_NOLOAD);
 	if (ha != NULL) {
 		*(void **)&real.audit_open = dlsym(ha, "audit_open");
@@ -107,6 +109,12 @@ const struct pwrap_real *pwrap_real(void)
 {
 	pthread_once(&real_once, real_load);
 	return &real;
+}
+
+const struct pamconf_rules *pwrap_rules(void)
+{
+	pthread_once(&real_once, real_load);
+	return &rules;
 }
 
 void *pwrap_libpam_sym(const char *name)
@@ -149,60 +157,23 @@ static char *dir_of(const void *sym, const char *sub)
 static char *moddir;		/* ours */
 static char *sysmoddir;		/* the loaded libpam's modules */
 static pthread_once_t dirs_once = PTHREAD_ONCE_INIT;
-#if defined(PWRAP_OPENPAM)
-/* The version suffix OpenPAM tries on module file names (its LIB_MAJ, the
- * major of its own SONAME: "2" for libpam.so.2, "6" on FreeBSD), or "" */
-static char libpam_major[16];
-
-/* "N" from a path whose name starts "libpam.so.N". */
-static void major_of(const char *path)
-{
-	const char *name = path != NULL ? strrchr(path, '/') : NULL;
-	size_t n;
-
-	name = name != NULL ? name + 1 : path;
-	if (name == NULL || strncmp(name, "libpam.so.", 10) != 0) {
-		return;
-	}
-	n = strspn(name + 10, "0123456789");
-	if (n > 0 && n < sizeof(libpam_major)) {
-		memcpy(libpam_major, name + 10, n);
-		libpam_major[n] = '\0';
-	}
-}
-#endif
-
 static void dirs_load(void)
 {
 	const void *pam = (const void *)pwrap_real()->pam_start;
 
 	moddir = dir_of((const void *)pwrap_enabled, "pam_wrapper");
-#if defined(PWRAP_OPENPAM)
-	/* OpenPAM installs its modules into openpam/ next to libpam (built
-	 * with --with-modules-dir), else next to libpam itself (a default
-	 * build; FreeBSD's /usr/lib) */
-	sysmoddir = dir_of(pam, "openpam");
-	if (sysmoddir != NULL && access(sysmoddir, X_OK) != 0) {
-		free(sysmoddir);
-		sysmoddir = dir_of(pam, NULL);
-	}
-	{
-		Dl_info info;
-
-		if (pam != NULL && dladdr(pam, &info) != 0) {
-			major_of(info.dli_fname);
-			if (libpam_major[0] == '\0') {
-				char *real_path = realpath(info.dli_fname,
-							   NULL);
-
-				major_of(real_path);
-				free(real_path);
-			}
+	if (pwrap_rules()->impl == PAMCONF_OPENPAM) {
+		/* OpenPAM installs its modules into openpam/ next to libpam
+		 * (built with --with-modules-dir), else next to libpam itself
+		 * (a default build; FreeBSD's /usr/lib) */
+		sysmoddir = dir_of(pam, "openpam");
+		if (sysmoddir != NULL && access(sysmoddir, X_OK) != 0) {
+			free(sysmoddir);
+			sysmoddir = dir_of(pam, NULL);
 		}
+	} else {
+		sysmoddir = dir_of(pam, "security");
 	}
-#else
-	sysmoddir = dir_of(pam, "security");
-#endif
 }
 
 const char *pwrap_moddir(void)
@@ -256,53 +227,9 @@ static char *module_link(const char *conf, const char *target,
 static char *module_abs(const char *conf, const char *path,
 			const char *module)
 {
-#if defined(PWRAP_OPENPAM)
-	bool plain = strspn(path, "abcdefghijklmnopqrstuvwxyz"
-				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/") ==
-		     strlen(path);
-#else
-	bool plain = strpbrk(path, " \t\n#") == NULL;
-#endif
-
-	return plain ? strdup(path) : module_link(conf, path, module);
-}
-
-/*
- * The file names libpam tries for a bare module name, in its order: the
- * name itself for Linux-PAM; for OpenPAM (openpam_dynamic()) a name ending
- * in a version number as it is, else "<name>.<major>" then "<name>" when
- * it ends in ".so", else "<name>.so.<major>" then "<name>.so".  Returns
- * how many (1 or 2) of names[] it filled.
- */
-static size_t module_names(const char *module, char names[2][NAME_MAX + 1])
-{
-#if defined(PWRAP_OPENPAM)
-	size_t len = strlen(module);
-	size_t digits = 0;
-	const char *so = "";
-	size_t n = 0;
-
-	while (digits < len && module[len - 1 - digits] >= '0' &&
-	       module[len - 1 - digits] <= '9') {
-		digits++;
-	}
-	if (digits == 0 || digits == len || module[len - 1 - digits] != '.') {
-		if (len < 3 || strcmp(module + len - 3, ".so") != 0) {
-			so = ".so";
-		}
-		if (libpam_major[0] != '\0' &&
-		    snprintf(names[n], NAME_MAX + 1, "%s%s.%s", module, so,
-			     libpam_major) <= NAME_MAX) {
-			n++;
-		}
-	}
-	if (snprintf(names[n], NAME_MAX + 1, "%s%s", module, so) <= NAME_MAX) {
-		n++;
-	}
-	return n;
-#else
-	return snprintf(names[0], NAME_MAX + 1, "%s", module) <= NAME_MAX;
-#endif
+	return pamconf_module_plain(pwrap_rules(), path)
+		       ? strdup(path)
+		       : module_link(conf, path, module);
 }
 
 /* The first file of module's names in dir: true with its path in out;
@@ -311,8 +238,8 @@ static size_t module_names(const char *module, char names[2][NAME_MAX + 1])
 static bool find_in(const char *dir, const char *module, pwrap_path out,
 		    int *why)
 {
-	char names[2][NAME_MAX + 1];
-	size_t n = module_names(module, names);
+	char names[2][PAMCONF_NAME_MAX + 1];
+	size_t n = pamconf_module_names(pwrap_rules(), module, names);
 
 	*why = n == 0 ? ENAMETOOLONG : ENOENT;
 	for (size_t i = 0; i < n; i++) {
@@ -333,13 +260,11 @@ static bool find_in(const char *dir, const char *module, pwrap_path out,
  * know; the library does not export it). */
 static const char *const *libpam_path(const char *sys, const char *one[2])
 {
-#if defined(PWRAP_OPENPAM)
 	const char *const *v = pwrap_real()->openpam_module_path;
 
 	if (v != NULL) {
 		return v;
 	}
-#endif
 	one[0] = sys;
 	one[1] = NULL;
 	return one;
@@ -375,7 +300,7 @@ char *pwrap_module_path(const char *conf, const char *module, bool quiet,
 	const char *const *path;
 	const char *ours, *sys;
 	char searched[1024] = "";
-	char names[2][NAME_MAX + 1];
+	char names[2][PAMCONF_NAME_MAX + 1];
 	pwrap_path p, q;
 	size_t i, n;
 	int why;
@@ -420,7 +345,7 @@ char *pwrap_module_path(const char *conf, const char *module, bool quiet,
 		add_searched(searched, sizeof(searched), ours,
 			     "pam_wrapper's modules", why);
 	}
-	n = module_names(module, names);
+	n = pamconf_module_names(pwrap_rules(), module, names);
 	PWRAP_LOG(quiet ? PWRAP_LOG_WARN : PWRAP_LOG_ERROR,
 		  "%s:%u: module %s not found: looked for %s%s%s in %s; "
 		  "libpam cannot load it", src, line, module,

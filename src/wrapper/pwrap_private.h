@@ -34,6 +34,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "pamconf.h"
 #include "pwrap_buf.h"
 #include "pwrap_rmtree.h"
 
@@ -63,95 +64,24 @@ PWRAP_HIDDEN void pwrap_log(enum pwrap_dbglvl lvl, const char *func,
 PWRAP_HIDDEN bool pwrap_enabled(void);
 
 /*
- * Service-file rewriting.  The rewriter copies a Linux-PAM service file,
- * replacing include/substack/@include targets and module paths with what the
- * callbacks return.  Callbacks return a malloc'd replacement, or NULL to keep
- * the token as written.  `src_name` and line numbers are only used in
- * messages.  On success *out is a malloc'd NUL-terminated buffer owned by the
- * caller.  Returns 0, or -1 (ENOMEM).  Every output line ends in '\n',
- * except when the input ends inside a continued line: then the output ends
- * in a backslash, as libpam (which refuses such a file) would see it.
+ * Service-file rewriting: pamconf_rewrite() (src/pamconf, the one reader of
+ * PAM's configuration) with the wrapper's logging: a replacement not made
+ * is a warning, a refused file an error naming src and the line.  The
+ * rules are those of the loaded libpam (pwrap_rules()); 0, or -1 with errno
+ * (ENOMEM, EINVAL, E2BIG: see pamconf_rewrite).
  */
-/*
- * The stack (module type) a line belongs to, and which lines libpam reads:
- * a service file and "other" for every stack (ANY), a file included by a
- * line of stack S only for S.  A line of an unknown type counts as the
- * stack asked for, as does "@include".
- */
-enum pwrap_stack {
-	PWRAP_STACK_ANY,
-	PWRAP_STACK_AUTH,
-	PWRAP_STACK_ACCOUNT,
-	PWRAP_STACK_SESSION,
-	PWRAP_STACK_PASSWORD,
-	PWRAP_STACK_BAD,	/* an illegal type */
-	PWRAP_STACK_ASKED,	/* "@include" */
-};
-/* Whether libpam, reading a file for `asked`, reads a line of `line`. */
-PWRAP_HIDDEN bool pwrap_stack_reads(enum pwrap_stack line,
-				    enum pwrap_stack asked);
-/* What libpam then reads the target of that line's include for. */
-PWRAP_HIDDEN enum pwrap_stack pwrap_stack_included(enum pwrap_stack line,
-						   enum pwrap_stack asked);
-
-/*
- * include_target gets the stack of the including line.  An include line
- * that cannot work matters only when libpam reads the line, which depends
- * on what the file is read for: bad_include is told of such a line (0: keep
- * it as written and go on); without bad_include, or when it returns
- * non-zero, the file is refused (-1 with errno EINVAL or E2BIG).
- */
-enum pwrap_bad_include {
-	PWRAP_INCLUDE_NO_TARGET,	/* libpam crashes on it; target NULL */
-	PWRAP_INCLUDE_TOO_LONG,		/* resolved, the target would not fit
-					 * libpam's line buffer */
-};
-/* A module line as libpam sees its tokens (for module_line below). */
-struct pwrap_module_line {
-	const char *type;	/* as written: "-auth" keeps its '-' */
-	const char *control;	/* "[...]" without the brackets */
-	bool bracket;		/* the control was "[...]" */
-	const char *module;
-	enum pwrap_stack stack;
-	const char *src;
-	unsigned line;
-};
-struct pwrap_rewrite_ops {
-	char *(*include_target)(void *ctx, const char *target,
-				enum pwrap_stack stack, const char *src_name,
-				unsigned line);
-	/* quiet: the line's type starts with '-' (libpam logs nothing
-	 * when the module is missing) */
-	char *(*module_path)(void *ctx, const char *module, bool quiet,
-			     const char *src_name, unsigned line);
-	void *ctx;
-	int (*bad_include)(void *ctx, enum pwrap_stack stack,
-			   enum pwrap_bad_include why, const char *target,
-			   const char *src_name, unsigned line);
-	/* Optional (the module trace): the module token's replacement,
-	 * tried first; when it is NULL or makes the line too long for
-	 * libpam, module_path's is used. */
-	char *(*module_line)(void *ctx, const struct pwrap_module_line *ml);
-};
-/* Whether libpam fails a line whose module or substack is PATH: the name
- * it derives (last component, last ".suffix" off) is empty or "?". */
-PWRAP_HIDDEN bool pwrap_libpam_name_refused(const char *path);
+PWRAP_HIDDEN int pwrap_rewrite(const struct pamconf_rules *r, const char *in,
+			       size_t len, const char *src,
+			       const struct pamconf_ops *ops, char **out,
+			       size_t *out_len);
 /* The error line for a bad include line that libpam reads. */
-PWRAP_HIDDEN void pwrap_log_bad_include(enum pwrap_bad_include why,
-					const char *target,
-					const char *src_name, unsigned line);
-PWRAP_HIDDEN int pwrap_rewrite_service(const char *in, size_t len,
-				       const char *src_name,
-				       const struct pwrap_rewrite_ops *ops,
-				       char **out, size_t *out_len);
-/* The same for OpenPAM's syntax (pwrap_conf_openpam.c), which the walk
- * uses in an OpenPAM build: the copy is the file
- * byte for byte but for module names the callback replaces; include
- * targets (service names) stay, the callback only hears of them. */
-PWRAP_HIDDEN int pwrap_rewrite_openpam(const char *in, size_t len,
-				       const char *src_name,
-				       const struct pwrap_rewrite_ops *ops,
-				       char **out, size_t *out_len);
+PWRAP_HIDDEN void pwrap_log_bad_include(enum pamconf_bad_include why,
+					const char *target, const char *src,
+					unsigned line);
+/* How the loaded libpam reads its configuration (told once, from the
+ * library itself: pamconf_rules_detect); Linux-PAM's newest rules when no
+ * libpam could be bound. */
+PWRAP_HIDDEN const struct pamconf_rules *pwrap_rules(void);
 
 /* ---- binding the real libpam (pwrap_libpam.c) -------------------------- */
 

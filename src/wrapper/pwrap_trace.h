@@ -55,7 +55,7 @@ struct pwrap_trace_line {
 	char *control;		/* as written ("[...]" with its brackets) */
 	char *module;		/* as written */
 	char *path;		/* what is loaded */
-	enum pwrap_stack stack;
+	enum pamconf_stack stack;
 	bool silent;		/* a "-type" line */
 	signed char actions[PWRAP_TRACE_CODES];	/* Linux-PAM: per code */
 };
@@ -65,10 +65,10 @@ struct pwrap_trace_line {
 /* Called by the walk (pwrap_walk.c), with the preparation lock held. */
 PWRAP_HIDDEN bool pwrap_trace_active(void);
 PWRAP_HIDDEN char *pwrap_trace_line(const char *conf, const char *gpath,
-				    const struct pwrap_module_line *ml);
+				    const struct pamconf_module_line *ml);
 PWRAP_HIDDEN void pwrap_trace_forget_file(const char *gpath);
 PWRAP_HIDDEN void pwrap_trace_walk_begin(void);
-PWRAP_HIDDEN void pwrap_trace_walked(const char *gpath, enum pwrap_stack asked);
+PWRAP_HIDDEN void pwrap_trace_walked(const char *gpath, enum pamconf_stack asked);
 
 /* Sets this thread's "the next walk is for a traced transaction", and
  * whether it collects the lines libpam reads (a pam_start's walk). */

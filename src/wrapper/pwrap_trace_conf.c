@@ -216,7 +216,7 @@ void pwrap_trace_walk_begin(void)
 #if defined(PWRAP_OPENPAM)
 /* Whether the service's own lines (the first n_first) include one of
  * stack: OpenPAM then does not read "other" for it. */
-static bool first_has(enum pwrap_stack stack)
+static bool first_has(enum pamconf_stack stack)
 {
 	for (size_t j = 0; j < n_first; j++) {
 		if (walked[j]->stack == stack) {
@@ -227,14 +227,14 @@ static bool first_has(enum pwrap_stack stack)
 }
 #endif
 
-void pwrap_trace_walked(const char *gpath, enum pwrap_stack asked)
+void pwrap_trace_walked(const char *gpath, enum pamconf_stack asked)
 {
 	const struct tfile *f;
 
 	if (!collect) {
 		return;
 	}
-	if (asked == PWRAP_STACK_ANY && ++roots == 2) {
+	if (asked == PAMCONF_STACK_ANY && ++roots == 2) {
 		n_first = n_walked;
 	}
 	pthread_mutex_lock(&lines_lock);
@@ -243,7 +243,7 @@ void pwrap_trace_walked(const char *gpath, enum pwrap_stack asked)
 		const struct pwrap_trace_line **v;
 		size_t j;
 
-		if (!pwrap_stack_reads(f->v[i]->stack, asked)) {
+		if (!pamconf_stack_reads(f->v[i]->stack, asked)) {
 			continue;
 		}
 #if defined(PWRAP_OPENPAM)
@@ -288,7 +288,8 @@ void pwrap_trace_actions(const char *control,
 {
 	int act[PWRAP_CONTROL_CODES];
 
-	if (!pwrap_control_actions(control, act)) {
+	if (!pwrap_control_actions(control, act,
+				   pwrap_rules()->version >= 106)) {
 		/* include and substack lines are not module calls */
 		memset(actions, PWRAP_ACT_BAD, PWRAP_TRACE_CODES);
 		return;
@@ -331,95 +332,39 @@ __attribute__((destructor)) static void standin_fini(void)
 	standin = NULL;
 }
 
-#if defined(PWRAP_OPENPAM)
-/* The major version OpenPAM appends to module names (LIB_MAJ): that of
- * its own SONAME, libpam.so.N. */
-static int lib_maj(void)
-{
-	const char *dot = strrchr(PWRAP_LIBPAM_SONAME, '.');
-
-	return dot != NULL ? atoi(dot + 1) : 2;
-}
-
-/* OpenPAM's search for a module named without a '/': in its module
- * directory, NAME[.so].MAJ first, then NAME[.so]; a name ending in a
- * version is taken as it is.  Names outside the portable file-name set are
- * refused by OpenPAM.  malloc'd path, or NULL. */
-static char *openpam_find(const char *module)
-{
-	const char *sys = pwrap_sysmoddir();
-	const char *p = module + strlen(module);
-	char *path = NULL;
-	bool has_so;
-
-	if (sys == NULL || strspn(module, "abcdefghijklmnopqrstuvwxyz"
-				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
-				   strlen(module)) {
-		return NULL;
-	}
-	while (p > module && p[-1] >= '0' && p[-1] <= '9') {
-		p--;
-	}
-	if (*p != '\0' && p > module && p[-1] == '.') {
-		path = pwrap_join(sys, module);	/* versioned already */
-		return path != NULL && access(path, F_OK) == 0 ? path
-							 : (free(path), NULL);
-	}
-	has_so = strlen(module) > 3 &&
-		 strcmp(module + strlen(module) - 3, ".so") == 0;
-	if (asprintf(&path, "%s/%s%s.%d", sys, module, has_so ? "" : ".so",
-		     lib_maj()) < 0) {
-		return NULL;
-	}
-	if (access(path, F_OK) == 0) {
-		return path;
-	}
-	*strrchr(path, '.') = '\0';	/* the unversioned name */
-	if (access(path, F_OK) == 0) {
-		return path;
-	}
-	free(path);
-	return NULL;
-}
-#endif
-
 /* The file libpam loads for module (malloc'd), or NULL when the line is
  * left as written (see the top). */
-static char *resolve(const char *conf, const struct pwrap_module_line *ml)
+static char *resolve(const char *conf, const struct pamconf_module_line *ml)
 {
 	/* a "-type" line: libpam says nothing when its module is missing */
 	char *ours = pwrap_module_path(conf, ml->module, ml->type[0] == '-',
 				       ml->src, ml->line);
+	const char *dirs[2] = { pwrap_sysmoddir(), NULL };
+	const struct pamconf_rules *r = pwrap_rules();
+	pwrap_path p;
+	int why;
 
 	if (ours != NULL) {
 		return ours;
 	}
-#if defined(PWRAP_OPENPAM)
-	if (strchr(ml->module, '/') != NULL) {
-		return ml->module[0] == '/' ? strdup(ml->module) : NULL;
-	}
-	return openpam_find(ml->module);
-#else
-	const char *base = strrchr(ml->module, '/');
-	const char *dot;
-
-	/* the module's name (its file name up to the last '.'): Linux-PAM
-	 * refuses pam_start when it is empty or "?" */
-	base = base != NULL ? base + 1 : ml->module;
-	dot = strrchr(base, '.');
-	if (strstr(ml->module, "$ISA") != NULL || base == dot ||
-	    base[0] == '\0' || strncmp(base, "?", dot ? (size_t)(dot - base)
-						   : 2) == 0) {
+	/* Linux-PAM refuses pam_start when the module's name (its file name
+	 * up to the last '.') is empty or "?"; "$ISA" it expands */
+	if (r->impl != PAMCONF_OPENPAM &&
+	    (pamconf_name_refused(ml->module) ||
+	     strstr(ml->module, "$ISA") != NULL)) {
 		return NULL;
 	}
-	if (ml->module[0] == '/') {
-		return strdup(ml->module);
+	if (dirs[0] != NULL &&
+	    pamconf_module_find(r, ml->module, dirs, p, sizeof(p), &why) >= 0) {
+		return strdup(p);
 	}
-	/* Linux-PAM: <module directory>/ + the name, a relative path too */
-	return pwrap_sysmoddir() != NULL ? pwrap_join(pwrap_sysmoddir(),
-						      ml->module)
-					 : NULL;
-#endif
+	if (r->impl == PAMCONF_OPENPAM || dirs[0] == NULL) {
+		return NULL;
+	}
+	/* Linux-PAM tries <module directory>/NAME (a relative path too)
+	 * even when nothing is there: the trace records the failed load */
+	return ml->module[0] == '/' ? strdup(ml->module)
+				    : pwrap_join(dirs[0], ml->module);
 }
 
 /* <conf>/.t/<file name of module> -> the stand-in, or the stand-in itself
@@ -463,14 +408,14 @@ static char *tbuf_take(struct pwrap_buf *b)
 }
 
 char *pwrap_trace_line(const char *conf, const char *gpath,
-		       const struct pwrap_module_line *ml)
+		       const struct pamconf_module_line *ml)
 {
 	struct pwrap_buf where = { 0 }, control = { 0 }, rep = { 0 };
 	struct pwrap_trace_line *l = NULL;
 	const struct pwrap_trace_line *got;
 	char *link = NULL;
 
-	if (ml->stack < PWRAP_STACK_AUTH || ml->stack > PWRAP_STACK_PASSWORD ||
+	if (ml->stack < PAMCONF_STACK_AUTH || ml->stack > PAMCONF_STACK_SESSION ||
 	    pwrap_trace_standin() == NULL) {
 		return NULL;
 	}

@@ -28,7 +28,9 @@
 #include "pwrap_trace.h"
 
 /*
- * How deep includes may nest.  libpam has no limit of its own: it recurses,
+ * How deep includes may nest.  From 1.6 Linux-PAM stops at 16 levels
+ * (pwrap_rules()->include_max), and so does the walk.  Up to 1.5 libpam
+ * has no limit of its own: it recurses,
  * with a 1 KiB line buffer and an open FILE per level (Linux-PAM 1.5.2
  * crashes at about 5340 levels on the default 8 MiB stack; with fewer
  * descriptors than levels its innermost include fails).  Deeper than this
@@ -43,10 +45,10 @@
  * libpam reads it). */
 struct pwrap_inc {
 	char *target;
-	enum pwrap_stack stack;
+	enum pamconf_stack stack;
 	unsigned line;
 	bool bad;
-	enum pwrap_bad_include why;
+	enum pamconf_bad_include why;
 };
 
 static void incs_free(struct pwrap_inc *v, size_t n)
@@ -65,7 +67,7 @@ struct pwrap_gen {
 	struct pwrap_sig sig;	/* source signature then */
 	struct pwrap_inc *incs;	/* its include lines */
 	size_t n_incs;
-	/* in walk number `walk`: the stacks (a bit per enum pwrap_stack) it
+	/* in walk number `walk`: the stacks (a bit per enum pamconf_stack) it
 	 * was brought up to date for, and those it is being read for on the
 	 * current include chain */
 	unsigned long walk;
@@ -113,66 +115,24 @@ struct walk {
 	const char *gpath;	/* the file being rewritten */
 };
 
-#if defined(PWRAP_OPENPAM)
-#define INCLUDE_BY_NAME true
-#define REWRITE pwrap_rewrite_openpam	/* OpenPAM reads words */
-#else
-#define INCLUDE_BY_NAME false
-#define REWRITE pwrap_rewrite_service
-#endif
+/* OpenPAM includes a service by name, not a file by path. */
+#define INCLUDE_BY_NAME (pwrap_rules()->impl == PAMCONF_OPENPAM)
 
-/*
- * What libpam finds when it opens an include target: a file to read; one it
- * reads as empty (a directory, where fgets fails at once, or /dev/null);
- * none (missing, unreadable, a socket: the line's stack fails); or one on
- * which it blocks or reads without end (a FIFO, a terminal, any other
- * device), which the wrapper refuses.
- */
-enum target_kind { TARGET_FILE, TARGET_EMPTY, TARGET_NONE, TARGET_BLOCKS };
-
-/* The kind of the file at path (*why: the cause of TARGET_NONE). */
-static enum target_kind kind_of(const char *path, int *why)
+/* What libpam finds when it opens an include target (pamconf.h): a file
+ * to read, one it reads as empty, none, or one it would block on. */
+static enum pamconf_target kind_of(const char *path, int *why)
 {
-	struct stat st, null;
-	int fd;
-
-	if (stat(path, &st) != 0) {
-		*why = errno;
-		return TARGET_NONE;
-	}
-	if (S_ISCHR(st.st_mode) && stat("/dev/null", &null) == 0 &&
-	    S_ISCHR(null.st_mode) && st.st_rdev == null.st_rdev) {
-		return TARGET_EMPTY;
-	}
-	if (S_ISSOCK(st.st_mode)) {
-		*why = ENXIO;
-		return TARGET_NONE;
-	}
-	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		return TARGET_BLOCKS;
-	}
-	/* what libpam's fopen(path, "r") would say */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		*why = errno;
-		return TARGET_NONE;
-	}
-	close(fd);
-	if (S_ISDIR(st.st_mode) && INCLUDE_BY_NAME) {
-		*why = EISDIR;	/* OpenPAM fails reading it, as a missing one */
-		return TARGET_NONE;
-	}
-	return S_ISDIR(st.st_mode) ? TARGET_EMPTY : TARGET_FILE;
+	return pamconf_target_kind(pwrap_rules(), AT_FDCWD, path, why);
 }
 
 /* Source of an include target: absolute as written, relative inside the
- * runtime/service dirs (never /etc/pam.d).  A file to read (TARGET_FILE)
+ * runtime/service dirs (never /etc/pam.d).  A file to read (PAMCONF_TARGET_FILE)
  * comes with its path, the path shown in messages and its signature. */
-static enum target_kind include_source(struct walk *w, const char *target,
+static enum pamconf_target include_source(struct walk *w, const char *target,
 				       pwrap_path out, pwrap_path shown,
 				       struct pwrap_sig *sig, int *why)
 {
-	enum target_kind kind = TARGET_NONE;
+	enum pamconf_target kind = PAMCONF_TARGET_NONE;
 
 	*why = ENOENT;
 	if (pwrap_name_is_plain(target)) {
@@ -186,8 +146,8 @@ static enum target_kind include_source(struct walk *w, const char *target,
 		    pwrap_pjoin(mine, pwrap_rundir()->svc, target) &&
 		    access(mine, F_OK) != 0) {
 			kind = kind_of(out, why);
-			if (kind == TARGET_EMPTY || kind == TARGET_BLOCKS ||
-			    (kind == TARGET_NONE && *why != ENOENT)) {
+			if (kind == PAMCONF_TARGET_EMPTY || kind == PAMCONF_TARGET_BLOCKS ||
+			    (kind == PAMCONF_TARGET_NONE && *why != ENOENT)) {
 				memcpy(shown, out, sizeof(pwrap_path));
 				return kind;
 			}
@@ -195,8 +155,8 @@ static enum target_kind include_source(struct walk *w, const char *target,
 		*why = ENOENT;
 		return pwrap_services_source(w->src, target, out, shown, sig,
 					     &w->suspect, &w->failed)
-			       ? TARGET_FILE
-			       : TARGET_NONE;
+			       ? PAMCONF_TARGET_FILE
+			       : PAMCONF_TARGET_NONE;
 	}
 	if (target[0] == '/') {
 		if (snprintf(out, sizeof(pwrap_path), "%s", target) <
@@ -207,16 +167,16 @@ static enum target_kind include_source(struct walk *w, const char *target,
 		if (pwrap_pjoin(out, pwrap_rundir()->svc, target)) {
 			kind = kind_of(out, why);
 		}
-		if (kind == TARGET_NONE && *why == ENOENT &&
+		if (kind == PAMCONF_TARGET_NONE && *why == ENOENT &&
 		    w->src->only == NULL &&
 		    pwrap_pjoin(out, w->src->dir, target)) {
 			kind = kind_of(out, why);
 		}
 	}
 	memcpy(shown, out, sizeof(pwrap_path));
-	if (kind == TARGET_FILE && !pwrap_sig_of(out, sig)) {
+	if (kind == PAMCONF_TARGET_FILE && !pwrap_sig_of(out, sig)) {
 		*why = errno;
-		return TARGET_NONE;	/* gone since */
+		return PAMCONF_TARGET_NONE;	/* gone since */
 	}
 	return kind;
 }
@@ -263,7 +223,7 @@ static bool include_gpath(const struct walk *w, const char *target,
 
 /* Records an include line of the file being rewritten (target may be
  * NULL); 0, or -1 when out of memory. */
-static int add_inc(struct walk *w, const char *target, enum pwrap_stack stack,
+static int add_inc(struct walk *w, const char *target, enum pamconf_stack stack,
 		   unsigned line)
 {
 	struct pwrap_inc *v = realloc(w->incs, (w->n_incs + 1) * sizeof(*v));
@@ -283,7 +243,7 @@ static int add_inc(struct walk *w, const char *target, enum pwrap_stack stack,
 	return 0;
 }
 
-static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
+static char *cb_include(void *ctx, const char *target, enum pamconf_stack stack,
 			const char *src, unsigned line)
 {
 	struct walk *w = ctx;
@@ -308,15 +268,15 @@ static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
 /* Whether a bad include line matters depends on what the file is read
  * for: walk_file() decides.  The line stays as written.  (A line too long
  * once resolved was recorded by cb_include already: the last entry.) */
-static int cb_bad_include(void *ctx, enum pwrap_stack stack,
-			  enum pwrap_bad_include why, const char *target,
+static int cb_bad_include(void *ctx, enum pamconf_stack stack,
+			  enum pamconf_bad_include why, const char *target,
 			  const char *src, unsigned line)
 {
 	struct walk *w = ctx;
 	struct pwrap_inc *last = w->n_incs > 0 ? &w->incs[w->n_incs - 1] : NULL;
 
 	(void)src;
-	if (why != PWRAP_INCLUDE_TOO_LONG || last == NULL ||
+	if (why != PAMCONF_INCLUDE_TOO_LONG || last == NULL ||
 	    last->line != line) {
 		if (add_inc(w, target, stack, line) != 0) {
 			w->failed = true;
@@ -337,7 +297,7 @@ static char *cb_module(void *ctx, const char *module, bool quiet,
 	return pwrap_module_path(w->conf, module, quiet, src, line);
 }
 
-static char *cb_trace(void *ctx, const struct pwrap_module_line *ml)
+static char *cb_trace(void *ctx, const struct pamconf_module_line *ml)
 {
 	const struct walk *w = ctx;
 
@@ -369,7 +329,7 @@ static struct pwrap_gen *gen_new(const char *gpath)
 
 static int walk_file(struct walk *w, const char *gpath, const char *src,
 		     const char *shown, const struct pwrap_sig *sig,
-		     enum pwrap_stack asked);
+		     enum pamconf_stack asked);
 static int placeholder(const struct walk *w, const char *gpath);
 
 /* Whether g is on the current include chain (then never dropped). */
@@ -382,7 +342,7 @@ static bool on_chain(const struct walk *w, const struct pwrap_gen *g)
  * The paths live on the heap: a deep chain of includes must cost the
  * application's stack much less than it costs libpam's. */
 static void walk_include(struct walk *w, const char *target,
-			 enum pwrap_stack asked, const char *from)
+			 enum pamconf_stack asked, const char *from)
 {
 	struct paths {
 		pwrap_path gpath, src, shown;
@@ -394,29 +354,36 @@ static void walk_include(struct walk *w, const char *target,
 		w->failed = true;
 		return;
 	}
+	if (pwrap_rules()->include_max != 0 &&
+	    w->depth >= pwrap_rules()->include_max) {
+		/* libpam refuses to open a file this deep ("maximum level of
+		 * inclusions reached") and fails the line: so does the copy,
+		 * whatever it names */
+		goto out;
+	}
 	if (!include_gpath(w, target, p->gpath)) {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target too long", from);
 		w->failed = true;
 		goto out;
 	}
 	switch (include_source(w, target, p->src, p->shown, &sig, &why)) {
-	case TARGET_FILE:
+	case PAMCONF_TARGET_FILE:
 		walk_file(w, p->gpath, p->src, p->shown, &sig, asked);
 		break;
-	case TARGET_EMPTY:
+	case PAMCONF_TARGET_EMPTY:
 		/* libpam opens it and reads no line */
 		if (!on_chain(w, gen_find(p->gpath)) &&
 		    placeholder(w, p->gpath) != 0) {
 			w->failed = true;
 		}
 		break;
-	case TARGET_BLOCKS:
+	case PAMCONF_TARGET_BLOCKS:
 		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include target '%s' (%s) is "
 			  "not a file: libpam would block or read it without "
 			  "end; refusing the service", from, target, p->shown);
 		w->failed = true;
 		break;
-	case TARGET_NONE:
+	case PAMCONF_TARGET_NONE:
 		if (w->failed) {
 			break;	/* the cause is logged */
 		}
@@ -477,7 +444,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		      const char *shown, const struct pwrap_sig *sig,
 		      bool fresh)
 {
-	struct pwrap_rewrite_ops ops = {
+	struct pamconf_ops ops = {
 		.include_target = cb_include,
 		.module_path = cb_module,
 		.ctx = w,
@@ -502,7 +469,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 	if (w->traced) {
 		pwrap_trace_forget_file(g->e.name);
 	}
-	rc = REWRITE(in, len, shown, &ops, &out, &out_len);
+	rc = pwrap_rewrite(pwrap_rules(), in, len, shown, &ops, &out, &out_len);
 	/* the include targets the callbacks collected are ours now */
 	incs = w->incs;
 	n_incs = w->n_incs;
@@ -566,7 +533,7 @@ out:
  */
 static int walk_file(struct walk *w, const char *gpath, const char *src,
 		     const char *shown, const struct pwrap_sig *sig,
-		     enum pwrap_stack asked)
+		     enum pamconf_stack asked)
 {
 	struct pwrap_gen *g = gen_find(gpath);
 	bool fresh = g == NULL;
@@ -581,8 +548,14 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 	/* Back at a file read for the same stack, libpam goes round for
 	 * ever.  Back at one read for every stack (ANY), too: after leaving
 	 * ANY, every file on the way was read for the one stack asked now,
-	 * whose lines led here, so libpam follows them again. */
-	if (g != NULL && (g->open & (bit | 1u << PWRAP_STACK_ANY)) != 0) {
+	 * whose lines led here, so libpam follows them again.  (From 1.6 it
+	 * stops at its include limit, which walk_include() keeps to: the
+	 * file is up to date already.) */
+	if (g != NULL && (g->open & (bit | 1u << PAMCONF_STACK_ANY)) != 0 &&
+	    pwrap_rules()->include_max != 0) {
+		return 0;
+	}
+	if (g != NULL && (g->open & (bit | 1u << PAMCONF_STACK_ANY)) != 0) {
 		for (i = 0; i < w->depth && w->chain[i] != g; i++) {
 		}
 		PWRAP_LOG(PWRAP_LOG_ERROR, "%s: include cycle (it includes "
@@ -634,7 +607,7 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 	for (i = 0; i < g->n_incs; i++) {
 		const struct pwrap_inc *in = &g->incs[i];
 
-		if (!pwrap_stack_reads(in->stack, asked)) {
+		if (!pamconf_stack_reads(in->stack, asked)) {
 			continue;	/* libpam skips the line */
 		}
 		if (in->bad) {
@@ -644,7 +617,7 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 			continue;
 		}
 		walk_include(w, in->target,
-			     pwrap_stack_included(in->stack, asked), g->shown);
+			     pamconf_stack_included(in->stack, asked), g->shown);
 	}
 	w->depth--;
 	g->open &= ~bit;
@@ -710,7 +683,7 @@ static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
 		return 0;
 	}
 	/* libpam reads a service's file and "other" for every stack */
-	return walk_file(w, gpath, src, shown, &sig, PWRAP_STACK_ANY) == 0 ?
+	return walk_file(w, gpath, src, shown, &sig, PAMCONF_STACK_ANY) == 0 ?
 		       1 : -1;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Unit tests of the service-file rewriters (src/wrapper/pwrap_conf.c for
- * Linux-PAM, src/wrapper/pwrap_conf_openpam.c for OpenPAM): pure
- * functions, tested in every build. */
+/* Unit tests of the service-file rewriter (src/pamconf/pamconf_rewrite.c,
+ * through the wrapper's pwrap_rewrite()) for Linux-PAM up to 1.5 and for
+ * OpenPAM: pure functions, tested in every build. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <setjmp.h>
@@ -16,7 +16,11 @@
 
 #include "pwrap_private.h"
 
-static char *inc_cb(void *ctx, const char *t, enum pwrap_stack stack,
+/* The rules tested: Debian's Linux-PAM 1.5 (with @include) and OpenPAM;
+ * Linux-PAM 1.6's reading has its own tests in tests/pamconf. */
+static struct pamconf_rules lp, op;
+
+static char *inc_cb(void *ctx, const char *t, enum pamconf_stack stack,
 		    const char *src, unsigned line)
 {
 	char *r = NULL;
@@ -48,11 +52,12 @@ static char *mod_cb(void *ctx, const char *m, bool quiet, const char *src,
 
 static void check(const char *in, size_t len, const char *expected)
 {
-	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL, NULL };
+	struct pamconf_ops ops = { .include_target = inc_cb,
+				   .module_path = mod_cb };
 	char *out = NULL;
 	size_t out_len = 0;
 
-	assert_int_equal(pwrap_rewrite_service(in, len, "svc", &ops, &out,
+	assert_int_equal(pwrap_rewrite(&lp, in, len, "svc", &ops, &out,
 					       &out_len), 0);
 	assert_string_equal(out, expected);
 	assert_int_equal(out_len, strlen(expected));
@@ -63,10 +68,11 @@ static void check(const char *in, size_t len, const char *expected)
 
 static void refuse(const char *in)
 {
-	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL, NULL };
+	struct pamconf_ops ops = { .include_target = inc_cb,
+				   .module_path = mod_cb };
 	char *out = NULL;
 
-	assert_int_equal(pwrap_rewrite_service(in, strlen(in), "svc", &ops,
+	assert_int_equal(pwrap_rewrite(&lp, in, strlen(in), "svc", &ops,
 					       &out, NULL), -1);
 	assert_null(out);
 }
@@ -257,7 +263,7 @@ struct seen_incs {
 	char text[256];
 };
 
-static char *stack_inc_cb(void *ctx, const char *t, enum pwrap_stack stack,
+static char *stack_inc_cb(void *ctx, const char *t, enum pamconf_stack stack,
 			  const char *src, unsigned line)
 {
 	struct seen_incs *s = ctx;
@@ -269,14 +275,14 @@ static char *stack_inc_cb(void *ctx, const char *t, enum pwrap_stack stack,
 	return NULL;
 }
 
-static int bad_cb(void *ctx, enum pwrap_stack stack,
-		  enum pwrap_bad_include why, const char *target,
+static int bad_cb(void *ctx, enum pamconf_stack stack,
+		  enum pamconf_bad_include why, const char *target,
 		  const char *src, unsigned line)
 {
 	struct seen_incs *s = ctx;
 	size_t n = strlen(s->text);
 
-	assert_int_equal(why, PWRAP_INCLUDE_NO_TARGET);
+	assert_int_equal(why, PAMCONF_INCLUDE_NO_TARGET);
 	assert_null(target);
 	assert_string_equal(src, "svc");
 	snprintf(s->text + n, sizeof(s->text) - n, "%u:-:%d ", line,
@@ -295,19 +301,20 @@ static void test_include_stacks(void **state)
 		"bogus include c\n"
 		"password substack d\n";
 	struct seen_incs seen = { "" };
-	struct pwrap_rewrite_ops ops = { stack_inc_cb, NULL, &seen,
-					 bad_cb, NULL };
+	struct pamconf_ops ops = { .include_target = stack_inc_cb,
+				   .ctx = &seen,
+				   .bad_include = bad_cb };
 	char *out = NULL;
 	size_t out_len = 0;
 	char exp[256];
 
 	(void)state;
-	assert_int_equal(pwrap_rewrite_service(in, sizeof(in) - 1, "svc", &ops,
+	assert_int_equal(pwrap_rewrite(&lp, in, sizeof(in) - 1, "svc", &ops,
 					       &out, &out_len), 0);
 	snprintf(exp, sizeof(exp), "1:a:%d 2:-:%d 3:-:%d 4:-:%d 5:b:%d 6:c:%d "
-		 "7:d:%d ", PWRAP_STACK_AUTH, PWRAP_STACK_ACCOUNT,
-		 PWRAP_STACK_SESSION, PWRAP_STACK_ASKED, PWRAP_STACK_ASKED,
-		 PWRAP_STACK_BAD, PWRAP_STACK_PASSWORD);
+		 "7:d:%d ", PAMCONF_STACK_AUTH, PAMCONF_STACK_ACCOUNT,
+		 PAMCONF_STACK_SESSION, PAMCONF_STACK_ASKED, PAMCONF_STACK_ASKED,
+		 PAMCONF_STACK_BAD, PAMCONF_STACK_PASSWORD);
 	assert_string_equal(seen.text, exp);
 	/* the lines without a target are kept (the comment goes, the blank
 	 * before it stays) */
@@ -318,39 +325,39 @@ static void test_include_stacks(void **state)
 
 	/* what libpam reads of a file read for a stack, and for what it
 	 * reads the include targets there */
-	assert_true(pwrap_stack_reads(PWRAP_STACK_AUTH, PWRAP_STACK_ANY));
-	assert_true(pwrap_stack_reads(PWRAP_STACK_AUTH, PWRAP_STACK_AUTH));
-	assert_false(pwrap_stack_reads(PWRAP_STACK_AUTH,
-				       PWRAP_STACK_ACCOUNT));
-	assert_true(pwrap_stack_reads(PWRAP_STACK_BAD, PWRAP_STACK_SESSION));
-	assert_true(pwrap_stack_reads(PWRAP_STACK_ASKED,
-				      PWRAP_STACK_PASSWORD));
-	assert_int_equal(pwrap_stack_included(PWRAP_STACK_ACCOUNT,
-					      PWRAP_STACK_ANY),
-			 PWRAP_STACK_ACCOUNT);
-	assert_int_equal(pwrap_stack_included(PWRAP_STACK_ASKED,
-					      PWRAP_STACK_ANY),
-			 PWRAP_STACK_ANY);
-	assert_int_equal(pwrap_stack_included(PWRAP_STACK_ASKED,
-					      PWRAP_STACK_SESSION),
-			 PWRAP_STACK_SESSION);
-	assert_int_equal(pwrap_stack_included(PWRAP_STACK_BAD,
-					      PWRAP_STACK_ANY),
-			 PWRAP_STACK_AUTH);
-	assert_int_equal(pwrap_stack_included(PWRAP_STACK_BAD,
-					      PWRAP_STACK_ACCOUNT),
-			 PWRAP_STACK_ACCOUNT);
+	assert_true(pamconf_stack_reads(PAMCONF_STACK_AUTH, PAMCONF_STACK_ANY));
+	assert_true(pamconf_stack_reads(PAMCONF_STACK_AUTH, PAMCONF_STACK_AUTH));
+	assert_false(pamconf_stack_reads(PAMCONF_STACK_AUTH,
+				       PAMCONF_STACK_ACCOUNT));
+	assert_true(pamconf_stack_reads(PAMCONF_STACK_BAD, PAMCONF_STACK_SESSION));
+	assert_true(pamconf_stack_reads(PAMCONF_STACK_ASKED,
+				      PAMCONF_STACK_PASSWORD));
+	assert_int_equal(pamconf_stack_included(PAMCONF_STACK_ACCOUNT,
+					      PAMCONF_STACK_ANY),
+			 PAMCONF_STACK_ACCOUNT);
+	assert_int_equal(pamconf_stack_included(PAMCONF_STACK_ASKED,
+					      PAMCONF_STACK_ANY),
+			 PAMCONF_STACK_ANY);
+	assert_int_equal(pamconf_stack_included(PAMCONF_STACK_ASKED,
+					      PAMCONF_STACK_SESSION),
+			 PAMCONF_STACK_SESSION);
+	assert_int_equal(pamconf_stack_included(PAMCONF_STACK_BAD,
+					      PAMCONF_STACK_ANY),
+			 PAMCONF_STACK_AUTH);
+	assert_int_equal(pamconf_stack_included(PAMCONF_STACK_BAD,
+					      PAMCONF_STACK_ACCOUNT),
+			 PAMCONF_STACK_ACCOUNT);
 }
 
 /* An include target that cannot be resolved within the limit is an error:
  * never a silent fall-back to /etc/pam.d. */
-static int too_long_cb(void *ctx, enum pwrap_stack stack,
-		       enum pwrap_bad_include why, const char *target,
+static int too_long_cb(void *ctx, enum pamconf_stack stack,
+		       enum pamconf_bad_include why, const char *target,
 		       const char *src, unsigned line)
 {
 	(void)src;
-	assert_int_equal(why, PWRAP_INCLUDE_TOO_LONG);
-	assert_int_equal(stack, PWRAP_STACK_ACCOUNT);
+	assert_int_equal(why, PAMCONF_INCLUDE_TOO_LONG);
+	assert_int_equal(stack, PAMCONF_STACK_ACCOUNT);
 	assert_string_equal(target, "x");
 	assert_int_equal(line, 2);
 	(*(int *)ctx)++;
@@ -359,7 +366,8 @@ static int too_long_cb(void *ctx, enum pwrap_stack stack,
 
 static void test_include_too_long(void **state)
 {
-	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL, NULL };
+	struct pamconf_ops ops = { .include_target = inc_cb,
+				   .module_path = mod_cb };
 	char *pad = rep('a', 1015);
 	char *in = NULL;
 	char *out = NULL;
@@ -367,7 +375,7 @@ static void test_include_too_long(void **state)
 
 	(void)state;
 	assert_true(asprintf(&in, "auth include x %s\n", pad) > 0);
-	assert_int_equal(pwrap_rewrite_service(in, strlen(in), "svc", &ops,
+	assert_int_equal(pwrap_rewrite(&lp, in, strlen(in), "svc", &ops,
 					       &out, NULL), -1);
 	assert_int_equal(errno, E2BIG);
 	assert_null(out);
@@ -380,7 +388,7 @@ static void test_include_too_long(void **state)
 	pad = rep('a', 1003);	/* 1021 bytes as written, 1024 resolved */
 	assert_true(asprintf(&in, "auth required x.so\naccount include x %s\n",
 			     pad) > 0);
-	assert_int_equal(pwrap_rewrite_service(in, strlen(in), "svc", &ops,
+	assert_int_equal(pwrap_rewrite(&lp, in, strlen(in), "svc", &ops,
 					       &out, NULL), 0);
 	assert_int_equal(told, 1);
 	assert_string_equal(out, in);
@@ -395,7 +403,8 @@ static void test_include_too_long(void **state)
  * file is refused instead. */
 static void test_continuation_fills_buffer(void **state)
 {
-	struct pwrap_rewrite_ops ops = { inc_cb, mod_cb, NULL, NULL, NULL };
+	struct pamconf_ops ops = { .include_target = inc_cb,
+				   .module_path = mod_cb };
 	char *pad = rep('b', 600);
 	char *in = NULL, *exp = NULL, *out = NULL;
 	char *head = NULL;
@@ -417,7 +426,7 @@ static void test_continuation_fills_buffer(void **state)
 	pad = rep('a', 1022 - 19);
 	assert_true(asprintf(&in, "auth required x.so %s\\zzz\n", pad) > 0);
 	assert_int_equal(strchr(in, '\\') - in, 1022);
-	assert_int_equal(pwrap_rewrite_service(in, strlen(in), "svc", &ops,
+	assert_int_equal(pwrap_rewrite(&lp, in, strlen(in), "svc", &ops,
 					       &out, NULL), -1);
 	assert_null(out);
 	free(in);
@@ -429,7 +438,7 @@ static void test_continuation_fills_buffer(void **state)
 /* Include targets the OpenPAM rewriter reported, with their stacks. */
 static char op_seen[512];
 
-static char *op_inc_cb(void *ctx, const char *t, enum pwrap_stack stack,
+static char *op_inc_cb(void *ctx, const char *t, enum pamconf_stack stack,
 		       const char *src, unsigned line)
 {
 	size_t n = strlen(op_seen);
@@ -444,11 +453,12 @@ static char *op_inc_cb(void *ctx, const char *t, enum pwrap_stack stack,
 static void op_check(const char *in, size_t len, const char *expected,
 		     size_t exp_len)
 {
-	struct pwrap_rewrite_ops ops = { op_inc_cb, mod_cb, NULL, NULL, NULL };
+	struct pamconf_ops ops = { .include_target = op_inc_cb,
+				   .module_path = mod_cb };
 	char *out = NULL;
 	size_t out_len = 0;
 
-	assert_int_equal(pwrap_rewrite_openpam(in, len, "svc", &ops, &out,
+	assert_int_equal(pwrap_rewrite(&op, in, len, "svc", &ops, &out,
 					       &out_len), 0);
 	assert_int_equal(out_len, exp_len);
 	assert_memory_equal(out, expected, exp_len);
@@ -510,13 +520,13 @@ static void test_openpam_includes(void **state)
 	   "auth include common\naccount\tinclude \"other\"\n"
 	   "password include x y\nsession include\n# auth include no\n"
 	   "AUTH include z\n");
-	assert_string_equal(op_seen, "[common:1:1][other:2:2][x:4:3][z:5:6]");
+	assert_string_equal(op_seen, "[common:1:1][other:2:2][x:3:3][z:5:6]");
 }
 
 /* The trace's callback: the stand-in for pam_matrix.so in the auth and
  * session stacks, with what it was told; NULL otherwise (the module
  * callback's path then, as untraced). */
-static char *op_line_cb(void *ctx, const struct pwrap_module_line *ml)
+static char *op_line_cb(void *ctx, const struct pamconf_module_line *ml)
 {
 	size_t n = strlen(op_seen);
 	char *r = NULL;
@@ -526,8 +536,8 @@ static char *op_line_cb(void *ctx, const struct pwrap_module_line *ml)
 		 ml->type, ml->bracket ? "!" : "", ml->control, ml->module,
 		 (int)ml->stack, ml->src, ml->line);
 	if (strcmp(ml->module, "pam_matrix.so") != 0 ||
-	    (ml->stack != PWRAP_STACK_AUTH &&
-	     ml->stack != PWRAP_STACK_SESSION)) {
+	    (ml->stack != PAMCONF_STACK_AUTH &&
+	     ml->stack != PAMCONF_STACK_SESSION)) {
 		return NULL;
 	}
 	return asprintf(&r, "/T/%s pwrap_trace=%u", ml->module, ml->line) < 0
@@ -551,14 +561,15 @@ static void test_openpam_traced(void **state)
 		"session optional /T/pam_matrix.so pwrap_trace=4\n"
 		"password include common\n"
 		"bogus required /M/pam_matrix.so\n";
-	struct pwrap_rewrite_ops ops = { op_inc_cb, mod_cb, NULL, NULL,
-					 op_line_cb };
+	struct pamconf_ops ops = { .include_target = op_inc_cb,
+				   .module_path = mod_cb,
+				   .module_line = op_line_cb };
 	char *out = NULL;
 	size_t out_len = 0;
 
 	(void)state;
 	op_seen[0] = '\0';
-	assert_int_equal(pwrap_rewrite_openpam(in, sizeof(in) - 1, "svc", &ops,
+	assert_int_equal(pwrap_rewrite(&op, in, sizeof(in) - 1, "svc", &ops,
 					       &out, &out_len), 0);
 	assert_int_equal(out_len, sizeof(exp) - 1);
 	assert_memory_equal(out, exp, sizeof(exp) - 1);
@@ -566,8 +577,8 @@ static void test_openpam_traced(void **state)
 	assert_string_equal(op_seen,
 			    "[auth sufficient pam_matrix.so 1 svc:1]"
 			    "[account required pam_matrix.so 2 svc:3]"
-			    "[session optional pam_matrix.so 3 svc:4]"
-			    "[common:4:5]"
+			    "[session optional pam_matrix.so 4 svc:4]"
+			    "[common:3:5]"
 			    "[bogus required pam_matrix.so 5 svc:6]");
 }
 
@@ -587,5 +598,7 @@ int main(void)
 		cmocka_unit_test(test_openpam_traced),
 	};
 
+	pamconf_rules_linux(&lp, 105, true);
+	pamconf_rules_openpam(&op, 2);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

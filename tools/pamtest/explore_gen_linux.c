@@ -79,7 +79,7 @@ static char *cb_module(void *ctx, const char *module, bool quiet,
 	return rep;
 }
 
-static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
+static char *cb_include(void *ctx, const char *target, enum pamconf_stack stack,
 			const char *src, unsigned line)
 {
 	struct gen *g = ctx;
@@ -104,8 +104,8 @@ static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
 	return rep;
 }
 
-static int keep_bad_include(void *ctx, enum pwrap_stack stack,
-			    enum pwrap_bad_include why, const char *target,
+static int keep_bad_include(void *ctx, enum pamconf_stack stack,
+			    enum pamconf_bad_include why, const char *target,
 			    const char *src, unsigned line)
 {
 	(void)ctx;
@@ -165,7 +165,7 @@ int xp_gen_replay(const struct xp_conf *c, const char *dir,
 		  const char *standin, char **err)
 {
 	struct gen g = { .c = c, .dir = dir };
-	struct pwrap_rewrite_ops ops = {
+	struct pamconf_ops ops = {
 		.include_target = cb_include,
 		.module_path = cb_module,
 		.ctx = &g,
@@ -207,8 +207,8 @@ int xp_gen_replay(const struct xp_conf *c, const char *dir,
 				*err = NULL;
 			goto out;
 		}
-		w = pwrap_rewrite_service(in.buf, in.len, c->files[f].show, &ops,
-					  &out, NULL);
+		w = pwrap_rewrite(xp_rules(), in.buf, in.len, c->files[f].show,
+				  &ops, &out, NULL);
 		xp_text_free(&in);
 		if (w != 0 && c->refused != NULL) {
 			/* the wrapper refuses it too (libpam would hang or

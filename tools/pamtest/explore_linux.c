@@ -263,7 +263,8 @@ static int read_line(struct rd *r, int file, unsigned lineno, char *buf,
 		set_default(l.act, XP_BAD);
 		l.kind = XP_FIXED;
 		l.why = "a line without a control";
-	} else if (!pwrap_control_actions(tok, l.act)) {
+	} else if (!pwrap_control_actions(tok, l.act,
+					  xp_rules()->version >= 106)) {
 		inc = 1;	/* include or substack */
 		sub = tolower((unsigned char)tok[0]) == 's';
 	}
@@ -284,7 +285,7 @@ static int read_line(struct rd *r, int file, unsigned lineno, char *buf,
 				free(m.name);
 				return xp_oom(r->c);
 			}
-			if (pwrap_libpam_name_refused(target))
+			if (pamconf_name_refused(target))
 				return -1;
 		}
 		rc = include(r, target, type, level + sub, file, lineno);
@@ -313,7 +314,7 @@ static int read_line(struct rd *r, int file, unsigned lineno, char *buf,
 		return xp_oom(r->c);
 	}
 	(void)silent;	/* "-type" only silences libpam's log */
-	return target != NULL && pwrap_libpam_name_refused(target) ? -1 : 0;
+	return target != NULL && pamconf_name_refused(target) ? -1 : 0;
 }
 
 /* 0 read, -1 libpam's read fails (what was read stays), -2 refused. */

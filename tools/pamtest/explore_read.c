@@ -20,6 +20,18 @@
 const char *xp_sysmoddir;
 const char *xp_moddir;
 
+const struct pamconf_rules *xp_rules(void)
+{
+	static struct pamconf_rules rules;
+	static bool known;
+
+	if (!known) {
+		pamconf_rules_linked(&rules);
+		known = true;
+	}
+	return &rules;
+}
+
 int xp_text_load(struct xp_text *t, const char *path)
 {
 	struct stat st;

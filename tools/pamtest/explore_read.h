@@ -9,6 +9,7 @@
 #define PAMTEST_EXPLORE_READ_H
 
 #include "explore.h"
+#include "pamconf.h"
 
 /* A file's bytes (owned) and a read position in them. */
 struct xp_text {
@@ -47,6 +48,9 @@ char *xp_short_name(const char *module);
  * PAM_MODULE_UNKNOWN without a call.  0, or -1 (out of memory).
  */
 int xp_module_kind(struct xp_line *l, const char *fn);
+
+/* How the libpam pamtest is linked with reads its configuration. */
+const struct pamconf_rules *xp_rules(void);
 
 /* Set by explore_main: the system's module directory and ours (or NULL). */
 extern const char *xp_sysmoddir;

@@ -56,8 +56,9 @@ static const char *skip_blanks(const char *p)
 
 /* "[value=action ...]": a value or action name is recognised by its prefix
  * (so "successful" is "success" followed by garbage); blanks around '=' are
- * allowed.  False on any error. */
-static bool parse_brackets(const char *p, int *act)
+ * allowed.  False on any error (with `exact_jumps`, as from Linux-PAM 1.6,
+ * a jump past INT_MAX is one; before, it wrapped as libpam's int does). */
+static bool parse_brackets(const char *p, int *act, bool exact_jumps)
 {
 	for (p = skip_blanks(p); *p != '\0'; p = skip_blanks(p)) {
 		size_t v, k, len = 0;
@@ -92,7 +93,13 @@ static bool parse_brackets(const char *p, int *act)
 				return false;
 			}
 			while (isdigit((unsigned char)*p)) {
-				n = n * 10 + (uint32_t)(*p++ - '0');
+				uint32_t d = (uint32_t)(*p++ - '0');
+
+				if (exact_jumps &&
+				    (n > INT32_MAX / 10 || n * 10 > INT32_MAX - d)) {
+					return false;
+				}
+				n = n * 10 + d;
 			}
 			a = (int)n;
 			if (a == 0) {
@@ -108,7 +115,8 @@ static bool parse_brackets(const char *p, int *act)
 	return true;
 }
 
-bool pwrap_control_actions(const char *control, int act[PWRAP_CONTROL_CODES])
+bool pwrap_control_actions(const char *control, int act[PWRAP_CONTROL_CODES],
+			   bool exact_jumps)
 {
 	static const struct {
 		const char *name;
@@ -139,7 +147,7 @@ bool pwrap_control_actions(const char *control, int act[PWRAP_CONTROL_CODES])
 			return true;
 		}
 	}
-	if (!parse_brackets(control, act)) {
+	if (!parse_brackets(control, act, exact_jumps)) {
 		for (int i = 0; i < PWRAP_CONTROL_CODES; i++) {
 			act[i] = PWRAP_CONTROL_BAD;
 		}

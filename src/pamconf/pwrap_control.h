@@ -27,11 +27,13 @@ enum {
 };
 
 /* Fills ACT from CONTROL as libpam does: a keyword, or "[value=action ...]"
- * (any error in it makes every code "bad"; a jump's number wraps as
- * libpam's int does); codes left unset are "bad".  Returns false, with ACT
+ * (any error in it makes every code "bad"; a jump's number past INT_MAX
+ * wraps as libpam's int does up to Linux-PAM 1.5, is an error from 1.6:
+ * EXACT_JUMPS); codes left unset are "bad".  Returns false, with ACT
  * untouched, for "include" and "substack", which are not actions. */
 PWRAP_HIDDEN bool pwrap_control_actions(const char *control,
-					int act[PWRAP_CONTROL_CODES]);
+					int act[PWRAP_CONTROL_CODES],
+					bool exact_jumps);
 
 /* The pam.conf(5) name of return value CODE ("success", ...), "?" if none */
 PWRAP_HIDDEN const char *pwrap_control_code_word(int code);
