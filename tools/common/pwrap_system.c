@@ -56,6 +56,7 @@ struct copy {
 	size_t nreps;
 	unsigned *at;		/* the line of each callback, in order */
 	size_t nat, capat;
+	char *passdb_arg;	/* " passdb=..." (quoted for libpam) or "" */
 	size_t nnotes;
 	int errors;
 };
@@ -201,20 +202,20 @@ out:
 	return rc;
 }
 
-/* Whether the module file at path names opt= (knows the option). */
-static bool module_knows(const char *path, const char *opt)
+/* Whether the module file at path holds the string probe (knows the
+ * option the probe stands for). */
+static bool module_knows(const char *path, const char *probe)
 {
-	char *buf = NULL, key[64];
+	char *buf = NULL;
 	size_t len = 0;
 	const char *why;
 	bool yes;
 
-	if (snprintf(key, sizeof(key), "%s=", opt) >= (int)sizeof(key) ||
-	    read_trusted(AT_FDCWD, path, &buf, &len, &why) != 0) {
+	if (read_trusted(AT_FDCWD, path, &buf, &len, &why) != 0) {
 		free(buf);
 		return false;
 	}
-	yes = memmem(buf, len, key, strlen(key)) != NULL;
+	yes = memmem(buf, len, probe, strlen(probe)) != NULL;
 	free(buf);
 	return yes;
 }
@@ -327,7 +328,8 @@ static char *state_args(struct copy *c, const struct pwrap_sys_row *row,
 	pwrap_buf_add(&b, "", 0);
 	for (size_t i = 0; i < 2 && row->state[i].opt != NULL; i++) {
 		const struct pwrap_sys_state *st = &row->state[i];
-		bool knows = file != NULL && module_knows(file, st->opt);
+		bool knows = st->probe == NULL ||
+			     (file != NULL && module_knows(file, st->probe));
 		char *path, *arg = NULL, *word;
 
 		if (!knows && st->optional) {
@@ -335,9 +337,9 @@ static char *state_args(struct copy *c, const struct pwrap_sys_row *row,
 		}
 		if (!knows && file != NULL && access(file, F_OK) == 0) {
 			error_at(c, src, line, "%s has no %s= option (an older "
-				 "version?): its state would be %s; --swap "
-				 "%s=standin replaces it", file, st->opt,
-				 row->why, row->module);
+				 "version?), and it %s; --swap %s=standin "
+				 "replaces it", file, st->opt, row->why,
+				 row->module);
 			goto fail;
 		}
 		path = state_file(c, st);
@@ -412,8 +414,11 @@ static char *replacement(struct copy *c, const struct pwrap_module_line *ml,
 	case PWRAP_SYS_MODULE:
 		return strdup(module_path);
 	case PWRAP_SYS_MATRIX:
-		if (asprintf(&rep, "%s/pam_matrix.so as=%s", c->s->moddir,
-			     name) < 0) {
+		if (c->passdb_arg == NULL) {
+			return NULL;	/* said by pwrap_system_copy() */
+		}
+		if (asprintf(&rep, "%s/pam_matrix.so%s as=%s", c->s->moddir,
+			     c->passdb_arg, name) < 0) {
 			rep = NULL;
 		}
 		return rep;
@@ -819,6 +824,25 @@ int pwrap_system_copy(const struct pwrap_system *s)
 	    asprintf(&c.state, "%s/state", s->dir) < 0) {
 		goto oom;
 	}
+	if (s->passdb == NULL) {
+		c.passdb_arg = strdup("");
+	} else {
+		char *arg = NULL, *word = NULL;
+
+		if (asprintf(&arg, "passdb=%s", s->passdb) >= 0) {
+			word = pwrap_conf_word(arg);
+		}
+		if (word == NULL || asprintf(&c.passdb_arg, " %s", word) < 0) {
+			c.passdb_arg = NULL;
+			warnx("%s: the passdb's path %s cannot be written in a "
+			      "service file", s->prog, s->passdb);
+		}
+		free(arg);
+		free(word);
+		if (c.passdb_arg == NULL) {
+			goto out;
+		}
+	}
 	dfd = open_source(s->src);
 	if (dfd < 0) {
 		goto out;
@@ -873,6 +897,7 @@ out:
 	pwrap_strv_free(c.seeded, c.nseeded);
 	pwrap_strv_free(c.reps, c.nreps);
 	free(c.at);
+	free(c.passdb_arg);
 	free(c.report.p);
 	free(c.json.p);
 	free(c.text.p);

@@ -44,7 +44,12 @@ struct pwrap_sys_state {
 				 * after the other (blank-separated, a glob
 				 * allowed), NULL: none */
 	bool dir;		/* a directory (made empty) */
-	bool optional;		/* given only when the module knows opt= */
+	const char *probe;	/* NULL: every version of the module knows the
+				 * option; else a string that is in the
+				 * module's file when it knows it */
+	bool optional;		/* a module without the option reads the
+				 * system's file (harmless) rather than being
+				 * refused */
 };
 
 struct pwrap_sys_row {
@@ -77,6 +82,10 @@ struct pwrap_system {
 				 * test's copy of them */
 	const char *dir;	/* the private directory (exists, empty) */
 	const char *moddir;	/* our modules (pam_matrix.so, pam_double.so) */
+	const char *passdb;	/* the account sources' passdb, named on their
+				 * lines (a process may clear its environment
+				 * before PAM runs: sshd's keyboard-interactive
+				 * child); NULL: $PAM_MATRIX_PASSWD */
 	const char *sysmoddir;	/* libpam's, NULL when unknown */
 	const char *const *services;	/* only these (and "other" and what
 					 * they include); none: every file */

@@ -459,7 +459,7 @@ static int setup_system(struct opts *o, const struct pwrap_paths *paths,
 		.src = o->system, .dir = dir, .moddir = paths->moddir,
 		.services = o->services, .nservices = o->nservices,
 		.swaps = o->swaps, .nswaps = o->nswaps,
-		.prog = "pam_wrapper --system",
+		.prog = "pam_wrapper --system", .passdb = passdb,
 	};
 	char *svcdir = NULL, *state = NULL, *sysmod = system_module_dir();
 	int rc = -1;

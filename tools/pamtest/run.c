@@ -719,8 +719,8 @@ static void do_explore(struct runner *r, const struct step *s)
  * pam_localuser reads them, and pamtest's own, whose path nss_wrapper
  * fixed at its first lookup).  *svcdir gets dir/pam.d.
  */
-static int setup_system(struct runner *r, const char *dir, char **svcdir,
-			char **err)
+static int setup_system(struct runner *r, const char *dir, const char *passdb,
+			char **svcdir, char **err)
 {
 	const struct scenario *sc = r->sc;
 	const char **names = calloc(sc->nsvcs + sc->nusers + 1, sizeof(*names));
@@ -728,7 +728,7 @@ static int setup_system(struct runner *r, const char *dir, char **svcdir,
 	struct pwrap_system sys = {
 		.src = sc->system, .dir = dir, .moddir = pamtest_moddir,
 		.services = names, .nservices = sc->nsvcs, .swaps = sc->swaps,
-		.nswaps = sc->nswaps,
+		.nswaps = sc->nswaps, .passdb = passdb,
 	};
 	char *state = NULL, *pw = NULL, *gr = NULL, *prog = NULL;
 	int rc = -1;
@@ -846,7 +846,7 @@ static int setup(struct runner *r, char **dir_out, char **err)
 		svcdir = dir;
 	}
 	if (sc->system != NULL) {
-		if (setup_system(r, dir, &syscopy, err) != 0)
+		if (setup_system(r, dir, passdb, &syscopy, err) != 0)
 			goto out;
 		svcdir = syscopy;
 	}

@@ -462,7 +462,8 @@ class PamWrapper:
 
     Attributes: ``service_dir`` (PAM_WRAPPER_SERVICE_DIR), ``passdb``
     (pam_matrix's password database, also PAM_MATRIX_PASSWD), ``dir`` (the
-    directory holding both), ``runtime_dir`` (the wrapper's
+    directory holding both), ``system_dir`` and ``swaps`` (after
+    use_system()), ``runtime_dir`` (the wrapper's
     PAM_WRAPPER_RUNTIME_DIR, shared by the tests of one process),
     ``default_service`` (DEFAULT_SERVICE) and ``trace_file`` (the module
     trace's file after enable_trace(), else None).
@@ -604,6 +605,13 @@ class PamWrapper:
                    for line in r.stdout.splitlines() if "=" in line)
         self.service_dir = env["PAM_WRAPPER_SERVICE_DIR"]
         self.system_dir = env["PAM_WRAPPER_SYSTEM_DIR"]
+        # the copy names its passdb on the account sources' lines: the
+        # users (also those added before) go there
+        with open(self.passdb, encoding="utf-8") as f:
+            before = f.read()
+        self.passdb = env["PAM_MATRIX_PASSWD"]
+        _replace(self.passdb, before)
+        os.environ["PAM_MATRIX_PASSWD"] = self.passdb
         os.environ["PAM_WRAPPER_SERVICE_DIR"] = self.service_dir
         os.environ["PAM_WRAPPER_SYSTEM_DIR"] = self.system_dir
         with open(os.path.join(prepared, "swaps.json"), encoding="utf-8") as f:
