@@ -325,3 +325,70 @@ def test_nothing_written_below_etc_var_run(tmpdir_normal):
                for line in lines), "strace saw no read of /etc/pam.d"
     assert any("/state/faillock" in line and "O_CREAT" in line
                for line in lines), "faillock wrote no tally in the copy"
+
+
+# ---- pam_wrapper(1) documents the table as it is ---------------------------
+
+def table_rows():
+    """(module, kind, why, codes) of tools/common/pwrap_system_table.c."""
+    src = os.path.join(os.environ["PWRAP_SOURCE_DIR"], "tools", "common",
+                       "pwrap_system_table.c")
+    with open(src, encoding="utf-8") as f:
+        text = f.read()
+    body = text[text.index("pwrap_sys_table[] = {"):
+                text.index("{ NULL, PWRAP_SYS_REAL")]
+    lit = r'(?:\s*"(?:[^"\\]|\\.)*")+'
+
+    def join(t):
+        return "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', t))
+    rows = []
+    for m in re.finditer(r'(MATRIX|REAL|DOUBLE)\(\s*"([^"]+)"\s*,(%s)'
+                         r'(?:\s*,(%s))?\s*\)' % (lit, lit), body):
+        kind, mod, a, b = m.groups()
+        rows.append((mod, kind, join(b), join(a)) if kind == "DOUBLE"
+                    else (mod, kind, join(a), None))
+    for m in re.finditer(r'\{\s*"([^"]+)",\s*PWRAP_SYS_STATE,.*?\},\s*(%s)'
+                         r'\s*\}' % lit, body, re.S):
+        rows.append((m.group(1), "STATE", join(m.group(2)), None))
+    return rows
+
+
+def man_entries():
+    """kind -> {module: text} from pam_wrapper(1)'s table."""
+    page = os.path.join(os.environ["PWRAP_SOURCE_DIR"], "doc", "pam_wrapper.1")
+    with open(page, encoding="utf-8") as f:
+        roff = f.read()
+    sec = roff[roff.index(".SS The table"):roff.index(".SS What a run")]
+    starts = {"MATRIX": "Account sources:", "STATE": "With their state",
+              "REAL": "As they are", "DOUBLE": "Stand-ins:"}
+    order = sorted(starts, key=lambda k: sec.index(starts[k]))
+    out = {}
+    for i, kind in enumerate(order):
+        a = sec.index(starts[kind])
+        b = sec.index(starts[order[i + 1]]) if i + 1 < len(order) else len(sec)
+        entries = {}
+        for entry in sec[a:b].split(".TP\n")[1:]:
+            head, _, rest = entry.partition("\n")
+            words = re.sub(r'\\f[BIRP]|"|,', " ", head.split(None, 1)[1])
+            plain = re.sub(r"\\f[BIRP]|\\-|\\&", lambda m: "-" if m.group()
+                           == "\\-" else "", rest)
+            plain = re.sub(r"^\.(?:PP|SS).*", "", plain, flags=re.M | re.S)
+            plain = re.sub(r"^\.\w+\s*", "", plain, flags=re.M)
+            plain = " ".join(plain.split())
+            for mod in words.split():
+                entries[mod] = plain
+        out[kind] = entries
+    return out
+
+
+def test_the_man_page_lists_the_table():
+    rows = table_rows()
+    assert len(rows) > 40
+    man = man_entries()
+    for mod, kind, why, codes in rows:
+        assert mod in man[kind], f"{mod} ({kind}) is not in pam_wrapper(1)"
+        assert why in man[kind][mod], (mod, why, man[kind][mod])
+        if codes:
+            assert codes in man[kind][mod], (mod, codes, man[kind][mod])
+    listed = {m for entries in man.values() for m in entries}
+    assert listed == {r[0] for r in rows}

@@ -235,6 +235,12 @@ static char *module_file(const struct copy *c, const char *module)
 	return p;
 }
 
+/* "--swap " or the caller's word for it. */
+static const char *swap_word(const struct copy *c)
+{
+	return c->s->swap_word != NULL ? c->s->swap_word : "--swap ";
+}
+
 static void error_at(struct copy *c, const char *src, unsigned line,
 		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void error_at(struct copy *c, const char *src, unsigned line,
@@ -337,9 +343,9 @@ static char *state_args(struct copy *c, const struct pwrap_sys_row *row,
 		}
 		if (!knows && file != NULL && access(file, F_OK) == 0) {
 			error_at(c, src, line, "%s has no %s= option (an older "
-				 "version?), and it %s; --swap %s=standin "
+				 "version?), and it %s; %s%s=standin "
 				 "replaces it", file, st->opt, row->why,
-				 row->module);
+				 swap_word(c), row->module);
 			goto fail;
 		}
 		path = state_file(c, st);
@@ -476,7 +482,8 @@ static void note(struct copy *c, const struct pwrap_module_line *ml,
 		      shown[kind], kind == PWRAP_SYS_MATRIX ? name :
 		      kind == PWRAP_SYS_MODULE ? rep : "", why, c->nnotes++,
 		      where);
-	pwrap_buf_str(&c->json, "{\"kind\":\"swap\",\"where\":");
+	pwrap_buf_fmt(&c->json, "{\"kind\":\"swap\",\"pid\":%ld,\"where\":",
+		      (long)getpid());
 	pwrap_buf_json(&c->json, where);
 	pwrap_buf_str(&c->json, ",\"type\":");
 	pwrap_buf_json(&c->json, ml->type);
@@ -547,9 +554,10 @@ static char *cb_module_line(void *ctx, const struct pwrap_module_line *ml)
 		free(file);
 		error_at(c, ml->src, ml->line, "%s: no row of pam_wrapper's "
 			 "table says how to run it without root or the system "
-			 "(pam_wrapper(1), SYSTEM STACKS): --swap %s=real runs "
-			 "it as it is, --swap %s=standin replaces it by a "
-			 "stand-in that succeeds", ml->module, name, name);
+			 "(pam_wrapper(1), SYSTEM STACKS): %s%s=real runs "
+			 "it as it is, %s%s=standin replaces it by a "
+			 "stand-in that succeeds", ml->module, swap_word(c),
+			 name, swap_word(c), name);
 		free(name);
 		return NULL;
 	}

@@ -93,6 +93,8 @@ struct pwrap_system {
 	const struct pwrap_sys_swap *swaps;
 	size_t nswaps;
 	const char *prog;	/* who reports: "pam_wrapper --system" */
+	const char *swap_word;	/* how the caller spells a swap in its
+				 * messages: "--swap " (NULL), "swap " */
 	bool quiet;		/* no report on stderr */
 };
 

@@ -324,6 +324,7 @@ static int check_system(const struct scenario *sc, const char *moddir,
 		.src = sc->system, .moddir = moddir ? moddir : "/nonexistent",
 		.sysmoddir = sysmoddir, .services = names, .nservices = sc->nsvcs,
 		.swaps = sc->swaps, .nswaps = sc->nswaps, .quiet = 1,
+		.swap_word = "swap ",
 	};
 	char *dir = pwrap_mkdtemp("pamtest-check");
 	int errors = 1;

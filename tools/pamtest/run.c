@@ -728,7 +728,7 @@ static int setup_system(struct runner *r, const char *dir, const char *passdb,
 	struct pwrap_system sys = {
 		.src = sc->system, .dir = dir, .moddir = pamtest_moddir,
 		.services = names, .nservices = sc->nsvcs, .swaps = sc->swaps,
-		.nswaps = sc->nswaps, .passdb = passdb,
+		.nswaps = sc->nswaps, .passdb = passdb, .swap_word = "swap ",
 	};
 	char *state = NULL, *pw = NULL, *gr = NULL, *prog = NULL;
 	int rc = -1;
