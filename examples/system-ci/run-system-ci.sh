@@ -13,15 +13,16 @@
 #   pamtest comes from BUILD_DIR/bin (a build tree), else from PATH (the
 #   pam-wrapper-tools package).  Example: run-system-ci.sh "" -f junit -o report.xml
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "$0")" && pwd -P)
 pamtest=pamtest
 if [ $# -ge 1 ]; then
-  if [ -n "$1" ]; then pamtest=$(cd "$1" && pwd)/bin/pamtest; fi
+  if [ -n "$1" ]; then pamtest=$(cd "$1" && pwd -P)/bin/pamtest; fi
   shift
 fi
 as=()
 if [ "$(id -u)" = 0 ]; then as=(setpriv --reuid=nobody --regid=nogroup --clear-groups); fi
-# (run from a directory the test user may enter; the scenarios name their
-# stacks relative to themselves)
+# (physical paths and a directory the test user may enter: as root the
+# tests run as nobody, who may not pass a private directory on the way;
+# the scenarios name their stacks relative to themselves)
 cd /
 exec "${as[@]}" "$pamtest" "$@" "$here"/tests/*.pamtest

@@ -102,11 +102,22 @@ def test_su_with_pam_wheel_enabled(tmpdir_normal):
         assert ("pam_wheel runs as it is" in r.stderr) == bool(src)
 
 
-def test_authselect_stack():
+def test_authselect_stack(tmpdir_normal):
     """The authselect-style stack: faillock locks after three wrong
-    passwords, pwquality refuses a short new password."""
-    r = pamtest(os.path.join(HERE, "authselect.pamtest"))
+    passwords, pwquality refuses a short new password; pamtest's trace
+    starts with the swap records."""
+    trace = os.path.join(tmpdir_normal, "trace.json")
+    r = pamtest("--trace", trace, os.path.join(HERE, "authselect.pamtest"))
     assert r.returncode == 0, r.stdout + r.stderr
+    recs = [json.loads(line) for line in open(trace, encoding="utf-8")]
+    swaps = [x for x in recs if x["kind"] == "swap"]
+    assert recs[0]["kind"] == "swap" and len(swaps) > 10
+    first_tx = next(i for i, x in enumerate(recs) if x["kind"] != "swap")
+    assert all(x["kind"] != "swap" for x in recs[first_tx:])
+    faillock = [x for x in recs if x["kind"] == "module"
+                and x["module"] == "pam_faillock.so"]
+    assert faillock and all(x["where"].split(":")[0].endswith(
+        "/pam.d/system-auth") for x in faillock)
     assert "pam_faillock runs with its files in the private directory" \
         in r.stderr
     assert "pam_sss becomes pam_matrix.so as=pam_sss" in r.stderr

@@ -914,3 +914,69 @@ out:
 	free(path);
 	return rc;
 }
+
+/* Opens the trace file for appending, as the wrapper does. */
+static int open_trace(const char *trace)
+{
+	struct stat st;
+	int fd;
+
+	if (strcmp(trace, "-") == 0) {
+		return dup(STDERR_FILENO);
+	}
+	fd = open(trace, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+		  0600);
+	if (fd < 0 && errno == ELOOP && lstat(trace, &st) == 0 &&
+	    (st.st_uid == 0 || st.st_uid == getuid())) {
+		fd = open(trace, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+			  0600);
+	}
+	return fd;
+}
+
+int pwrap_system_trace(const char *dir, const char *trace, const char *format)
+{
+	char *src = NULL, *text = NULL;
+	size_t len = 0, off = 0;
+	const char *why = NULL;
+	int fd = -1, rc = -1;
+
+	if (trace == NULL || trace[0] == '\0') {
+		return 0;
+	}
+	if (asprintf(&src, "%s/swaps.%s", dir, format != NULL &&
+		     strcmp(format, "text") == 0 ? "txt" : "json") < 0) {
+		return -1;
+	}
+	if (read_trusted(AT_FDCWD, src, &text, &len, &why) != 0) {
+		warnx("%s: %s", src, why != NULL ? why : "cannot read it");
+		goto out;
+	}
+	fd = open_trace(trace);
+	if (fd < 0) {
+		warn("trace %s", trace);
+		goto out;
+	}
+	/* one write for the whole: processes sharing the file append whole
+	 * lines */
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n <= 0) {
+			warn("trace %s", trace);
+			goto out;
+		}
+		off += (size_t)n;
+	}
+	rc = 0;
+out:
+	if (fd >= 0) {
+		close(fd);
+	}
+	free(text);
+	free(src);
+	return rc;
+}

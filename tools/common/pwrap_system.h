@@ -108,4 +108,13 @@ struct pwrap_system {
  */
 int pwrap_system_copy(const struct pwrap_system *s);
 
+/*
+ * Appends the swap records of the copy in dir (DIR/swaps.json, or
+ * swaps.txt when format is "text") to the module trace file trace ("-":
+ * stderr; NULL or "": nothing), opened as the wrapper opens it: appended,
+ * created 0600, a symbolic link followed only when it belongs to root or
+ * the real user.  0, or -1 after a warning.
+ */
+int pwrap_system_trace(const char *dir, const char *trace, const char *format);
+
 #endif

@@ -27,7 +27,6 @@
 
 #include <err.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -573,44 +572,6 @@ static int trace_env(const struct opts *o)
 	return rc;
 }
 
-/*
- * --system with a trace: the records of what was swapped (dir/swaps.json
- * or swaps.txt, as the trace's format) go first into the trace file, as
- * the wrapper opens it (appended, mode 0600; '-' is stderr).
- */
-static int trace_swaps(const char *dir)
-{
-	const char *trace = getenv("PAM_WRAPPER_TRACE");
-	const char *fmt = getenv("PAM_WRAPPER_TRACE_FORMAT");
-	char *src = NULL, buf[4096];
-	int in = -1, out = -1, rc = -1;
-	ssize_t n;
-
-	if (trace == NULL || trace[0] == '\0')
-		return 0;
-	if (asprintf(&src, "%s/swaps.%s", dir,
-		     fmt != NULL && strcmp(fmt, "text") == 0 ? "txt" : "json") < 0)
-		return -1;
-	in = open(src, O_RDONLY | O_CLOEXEC);
-	out = strcmp(trace, "-") == 0 ? dup(STDERR_FILENO)
-		: open(trace, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	if (in < 0 || out < 0) {
-		warn("--trace %s", in < 0 ? src : trace);
-		goto out;
-	}
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n)
-			goto out;
-	rc = n == 0 ? 0 : -1;
-out:
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
-	free(src);
-	return rc;
-}
-
 /* --prepare: the variables a command would get, as shell assignments. */
 static void print_env(const char *preload)
 {
@@ -750,7 +711,9 @@ int main(int argc, char **argv)
 		warn("setenv");
 		goto out;
 	}
-	if (o.system != NULL && trace_swaps(dir) != 0)
+	if (o.system != NULL &&
+	    pwrap_system_trace(dir, getenv("PAM_WRAPPER_TRACE"),
+			       getenv("PAM_WRAPPER_TRACE_FORMAT")) != 0)
 		goto out;
 
 	status = run(argv + cmd);

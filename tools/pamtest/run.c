@@ -730,7 +730,7 @@ static int setup_system(struct runner *r, const char *dir, const char *passdb,
 		.services = names, .nservices = sc->nsvcs, .swaps = sc->swaps,
 		.nswaps = sc->nswaps, .passdb = passdb, .swap_word = "swap ",
 	};
-	char *state = NULL, *pw = NULL, *gr = NULL, *prog = NULL;
+	char *state = NULL, *pw = NULL, *gr = NULL, *prog = NULL, *trace = NULL;
 	int rc = -1;
 
 	*svcdir = NULL;
@@ -784,6 +784,14 @@ static int setup_system(struct runner *r, const char *dir, const char *passdb,
 		*err = strdup("cannot write the nss_wrapper files");
 		goto out;
 	}
+	/* --trace: the swap records come first in the scenario's trace */
+	trace = pamtest_trace != NULL ? trace_path(dir) : NULL;
+	if (pamtest_trace != NULL &&
+	    (trace == NULL ||
+	     pwrap_system_trace(dir, trace, pamtest_trace_format) != 0)) {
+		*err = strdup("cannot write the swap records into the trace");
+		goto out;
+	}
 	rc = 0;
 out:
 	if (rc != 0) {
@@ -796,6 +804,7 @@ out:
 	free(pw);
 	free(gr);
 	free(prog);
+	free(trace);
 	return rc;
 }
 
