@@ -465,8 +465,8 @@ static void note(struct copy *c, const struct pwrap_module_line *ml,
 	};
 	static const char *const shown[] = {
 		[PWRAP_SYS_REAL] = "runs as it is",
-		[PWRAP_SYS_STATE] = "runs with its files in the private "
-				    "directory",
+		[PWRAP_SYS_STATE] = ("runs with its files in the private "
+				     "directory"),
 		[PWRAP_SYS_MATRIX] = "becomes pam_matrix.so as=",
 		[PWRAP_SYS_DOUBLE] = "becomes the stand-in pam_double.so",
 		[PWRAP_SYS_MODULE] = "becomes ",

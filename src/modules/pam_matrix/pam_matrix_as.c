@@ -159,7 +159,9 @@ int pm_as_authenticate(pam_handle_t *pamh, int flags, const struct pm_opts *o,
 	/* asked before the user is checked, as pam_unix does */
 	rv = pam_get_authtok(pamh, PAM_AUTHTOK, &tok, NULL);
 	if (rv != PAM_SUCCESS) {
-		rv = rv == PAM_CONV_AGAIN ? PAM_INCOMPLETE : rv;
+#if defined(PAM_CONV_AGAIN) && defined(PAM_INCOMPLETE)
+		rv = rv == PAM_CONV_AGAIN ? PAM_INCOMPLETE : rv;  /* Linux-PAM */
+#endif
 		goto out;
 	}
 	rv = e.found ? pm_check(pamh, o, &e, user, tok)
