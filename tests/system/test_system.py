@@ -403,3 +403,25 @@ def test_the_man_page_lists_the_table():
             assert codes in man[kind][mod], (mod, codes, man[kind][mod])
     listed = {m for entries in man.values() for m in entries}
     assert listed == {r[0] for r in rows}
+
+
+def test_arguments_the_copy_cannot_keep_are_refused(tmpdir_normal):
+    """What the line's own arguments ask that no double keeps is said
+    before anything runs: pam_unix's remember= (its history is in /etc),
+    a pam_faillock dir= of the line's own (it would write there).  A file
+    a line names for reading (pam_env's envfile=) is fine."""
+    pamd = os.path.join(tmpdir_normal, "pam.d")
+    os.mkdir(pamd)
+    with open(os.path.join(pamd, "app"), "w", encoding="utf-8") as f:
+        f.write("auth     required pam_faillock.so preauth dir=/var/run/faillock\n"
+                "auth     required pam_unix.so\n"
+                "password required pam_unix.so use_authtok remember=5\n"
+                "session  required pam_env.so envfile=/etc/default/locale\n")
+    r = launcher("--system=" + pamd, "--user", "u:p", "--", "true")
+    assert r.returncode == 2, r.stderr
+    assert f"{pamd}/app:1: the line's own dir=/var/run/faillock would make " \
+        "pam_faillock write there" in r.stderr
+    assert f"{pamd}/app:3: pam_unix's remember=5 keeps a password history" \
+        in r.stderr
+    assert "app:4" not in r.stderr
+    assert "2 problems above: nothing runs" in r.stderr

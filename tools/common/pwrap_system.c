@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The private copy of a system's service files (pwrap_system.h): each file
- * is read and rewritten with the wrapper's service-file rewriter
- * (src/wrapper/pwrap_conf.c, the one reader of libpam's grammar), so that
- * libpam reads the copy exactly as the original but for the module tokens
- * replaced here.  The table (pwrap_system_table.c) or a --swap decides
+ * is read and rewritten with pamconf_rewrite() (src/pamconf, the one
+ * reader of libpam's grammar, with the rules of the installed libpam), so
+ * that libpam reads the copy exactly as the original but for the module
+ * tokens replaced here.  The table (pwrap_system_table.c) or a --swap decides
  * each module line; the replacement is "module options", which libpam
  * puts in front of the line's own arguments, so the line keeps its type,
  * control, place and arguments.  Include targets stay relative (the
  * wrapper resolves them inside the copy); an absolute one into the source
- * directory (or /etc/pam.d) becomes the copy's name.  Only this file uses
- * the rewriter (it moves to src/pamconf/, issue 33).
+ * directory (or /etc/pam.d) becomes the copy's name.  Only this file of the
+ * tools' uses the rewriter.
  *
  * Nothing of the source is changed: files are opened read-only and must
  * belong to root or the real user and be writable by nobody else, like
@@ -25,8 +25,10 @@
 #include "pwrap_private.h"
 #undef pwrap_write_file
 #include "pwrap_tool.h"
+#include "pamconf.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +45,7 @@
 
 struct copy {
 	const struct pwrap_system *s;
+	struct pamconf_rules rules;	/* of the installed libpam */
 	char *pamd;		/* DIR/pam.d */
 	char *state;		/* DIR/state */
 	char **files;		/* names to copy (queue) */
@@ -52,8 +55,6 @@ struct copy {
 	struct pwrap_buf report;	/* "module\treplacement\twhy\twhere" */
 	struct pwrap_buf json;	/* DIR/swaps.json */
 	struct pwrap_buf text;	/* DIR/swaps.txt: the trace's text form */
-	char **reps;		/* replacements returned for this file */
-	size_t nreps;
 	unsigned *at;		/* the line of each callback, in order */
 	size_t nat, capat;
 	char *passdb_arg;	/* " passdb=..." (quoted for libpam) or "" */
@@ -152,54 +153,35 @@ static int strv_add_new(char ***v, size_t *n, const char *s)
 
 /*
  * Reads the file at dfd/name (dfd AT_FDCWD: a path) when it belongs to
- * root or the real user and no one else may write it.  0 with *buf
- * malloc'd and NUL-terminated; 1 when it does not exist; -1 with *why.
+ * root or the real user and no one else may write it (checked first: the
+ * directory it is in is trusted as well, so it cannot be swapped between
+ * the check and the read).  0 with *buf malloc'd and NUL-terminated; 1
+ * when it does not exist; -1 with *why.
  */
 static int read_trusted(int dfd, const char *name, char **buf, size_t *len,
 			const char **why)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
-	char *b = NULL;
-	size_t n = 0;
-	int rc = -1;
 
 	*buf = NULL;
-	if (fd < 0) {
+	if (fstatat(dfd, name, &st, 0) != 0) {
 		*why = strerror(errno);
 		return errno == ENOENT ? 1 : -1;
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (!S_ISREG(st.st_mode)) {
 		*why = "not a regular file";
-		goto out;
+		return -1;
 	}
 	if ((st.st_uid != 0 && st.st_uid != getuid()) ||
 	    (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
 		*why = "it belongs to another user or others may write it";
-		goto out;
+		return -1;
 	}
-	if ((unsigned long long)st.st_size > SYS_MAX_FILE ||
-	    (b = malloc((size_t)st.st_size + 1)) == NULL) {
-		*why = "too big";
-		goto out;
+	if (pamconf_read_file(dfd, name, SYS_MAX_FILE, buf, len) != 0) {
+		*why = strerror(errno);
+		return -1;
 	}
-	while (n < (size_t)st.st_size) {
-		ssize_t r = read(fd, b + n, (size_t)st.st_size - n);
-
-		if (r <= 0) {
-			break;	/* shrunk while read: what was there */
-		}
-		n += (size_t)r;
-	}
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
-	b = NULL;
-	rc = 0;
-out:
-	free(b);
-	close(fd);
-	return rc;
+	return 0;
 }
 
 /* Whether the module file at path holds the string probe (knows the
@@ -208,11 +190,9 @@ static bool module_knows(const char *path, const char *probe)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	const char *why;
 	bool yes;
 
-	if (read_trusted(AT_FDCWD, path, &buf, &len, &why) != 0) {
-		free(buf);
+	if (pamconf_read_file(AT_FDCWD, path, SYS_MAX_FILE, &buf, &len) != 0) {
 		return false;
 	}
 	yes = memmem(buf, len, probe, strlen(probe)) != NULL;
@@ -353,7 +333,7 @@ static char *state_args(struct copy *c, const struct pwrap_sys_row *row,
 			free(path);
 			goto fail;
 		}
-		word = pwrap_conf_word(arg);
+		word = pamconf_word(&c->rules, arg);
 		free(path);
 		free(arg);
 		if (word == NULL) {
@@ -407,7 +387,7 @@ static const struct pwrap_sys_row *decide(const struct copy *c,
 }
 
 /* What the module token of a line becomes (malloc'd), NULL to keep it. */
-static char *replacement(struct copy *c, const struct pwrap_module_line *ml,
+static char *replacement(struct copy *c, const struct pamconf_module_line *ml,
 			 const char *name, const struct pwrap_sys_row *row,
 			 const char *module_path, enum pwrap_sys_kind *kind)
 {
@@ -453,8 +433,53 @@ static char *replacement(struct copy *c, const struct pwrap_module_line *ml,
 	return NULL;
 }
 
+/*
+ * What a line's own arguments ask that the copy cannot give, said before
+ * anything runs (true: refused): pam_unix's remember=N (a history kept in
+ * /etc), and an option of a state row that the module writes through and
+ * the line sets itself (pam_faillock's dir=, pam_pwhistory's file=): it
+ * comes after ours, wins, and the module would write there.
+ */
+static bool args_refused(struct copy *c, const struct pamconf_module_line *ml,
+			 const char *name, const struct pwrap_sys_row *row)
+{
+	size_t n = pamconf_argc(ml->l);
+	bool bad = false;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *a = pamconf_arg(ml->l, i);
+
+		if (row->kind == PWRAP_SYS_MATRIX &&
+		    strcmp(name, "pam_unix") == 0 &&
+		    strncmp(a, "remember=", 9) == 0 &&
+		    strtol(a + 9, NULL, 10) > 0) {
+			error_at(c, ml->src, ml->line, "pam_unix's %s keeps a "
+				 "password history in /etc/security/opasswd, "
+				 "which its double cannot: remove the option "
+				 "from the test's copy", a);
+			bad = true;
+		}
+		for (size_t k = 0; row->kind == PWRAP_SYS_STATE && k < 2 &&
+		     row->state[k].opt != NULL; k++) {
+			const struct pwrap_sys_state *st = &row->state[k];
+			size_t ol = strlen(st->opt);
+
+			if (st->written && strncmp(a, st->opt, ol) == 0 &&
+			    a[ol] == '=') {
+				error_at(c, ml->src, ml->line, "the line's own "
+					 "%s would make %s write there, not in "
+					 "the private directory: remove the "
+					 "option from the test's copy", a,
+					 name);
+				bad = true;
+			}
+		}
+	}
+	return bad;
+}
+
 /* Records a line's fate for the report and DIR/swaps.json. */
-static void note(struct copy *c, const struct pwrap_module_line *ml,
+static void note(struct copy *c, const struct pamconf_module_line *ml,
 		 const char *name, enum pwrap_sys_kind kind, const char *why,
 		 const char *rep)
 {
@@ -528,7 +553,7 @@ static void at_line(struct copy *c, unsigned line)
 	c->at[c->nat++] = line;
 }
 
-static char *cb_module_line(void *ctx, const struct pwrap_module_line *ml)
+static char *cb_module_line(void *ctx, const struct pamconf_module_line *ml)
 {
 	struct copy *c = ctx;
 	struct pwrap_sys_row tmp;
@@ -536,6 +561,7 @@ static char *cb_module_line(void *ctx, const struct pwrap_module_line *ml)
 	enum pwrap_sys_kind kind;
 	const char *path = NULL;
 	char *name = mod_name(ml->module), *rep = NULL, *file;
+	int before;
 
 	at_line(c, ml->line);
 	if (name == NULL) {
@@ -561,11 +587,15 @@ static char *cb_module_line(void *ctx, const struct pwrap_module_line *ml)
 		free(name);
 		return NULL;
 	}
+	kind = row->kind;
+	if (args_refused(c, ml, name, row)) {
+		free(name);
+		return NULL;	/* (counted) */
+	}
+	before = c->errors;
 	rep = replacement(c, ml, name, row, path, &kind);
-	if (rep == NULL && kind != PWRAP_SYS_REAL) {
-		c->errors++;	/* said by state_args, or out of memory */
-	} else if (rep != NULL && pwrap_strv_add(&c->reps, &c->nreps, rep) != 0) {
-		c->errors++;
+	if (rep == NULL && kind != PWRAP_SYS_REAL && c->errors == before) {
+		c->errors++;	/* out of memory (state_args counts its own) */
 	}
 	note(c, ml, name, kind, row->why, rep);
 	free(name);
@@ -574,7 +604,7 @@ static char *cb_module_line(void *ctx, const struct pwrap_module_line *ml)
 
 /* Include targets: relative ones stay (the wrapper finds them in the
  * copy), absolute ones into the source become relative; each is copied. */
-static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
+static char *cb_include(void *ctx, const char *target, enum pamconf_stack stack,
 			const char *src, unsigned line)
 {
 	struct copy *c = ctx;
@@ -607,17 +637,6 @@ static char *cb_include(void *ctx, const char *target, enum pwrap_stack stack,
 }
 
 /* ---- the copy ----------------------------------------------------------- */
-
-/* How often s occurs in text. */
-static size_t count(const char *text, const char *s)
-{
-	size_t n = 0;
-
-	for (const char *p = text; (p = strstr(p, s)) != NULL; p += strlen(s)) {
-		n++;
-	}
-	return n;
-}
 
 /*
  * The rewriter writes each logical line on one physical line and drops
@@ -656,14 +675,26 @@ static char *keep_lines(const struct copy *c, const char *out)
 	return b.failed ? (free(b.p), NULL) : b.p;
 }
 
+/* The rewriter did not make a replacement (the line would not fit
+ * libpam's buffer): the real module would run, so the copy is refused. */
+static void cb_warn(void *ctx, const char *src, unsigned line, const char *msg)
+{
+	struct copy *c = ctx;
+
+	error_at(c, src, line, "%s: the module would run as it is; shorten "
+		 "the line", msg);
+}
+
 /* Copies the file `name` of the source (dfd) into DIR/pam.d. */
 static void copy_file(struct copy *c, int dfd, const char *name)
 {
-	struct pwrap_rewrite_ops ops = {
+	struct pamconf_ops ops = {
+		.ctx = c,
 		.include_target = cb_include,
 		.module_line = cb_module_line,
-		.ctx = c,
+		.warn = cb_warn,
 	};
+	struct pamconf_err err = { 0 };
 	char *in = NULL, *out = NULL, *show = NULL, *kept = NULL;
 	size_t len = 0;
 	const char *why = NULL;
@@ -680,29 +711,16 @@ static void copy_file(struct copy *c, int dfd, const char *name)
 		c->errors++;
 		goto out;
 	}
-	pwrap_strv_free(c->reps, c->nreps);
-	c->reps = NULL;
-	c->nreps = 0;
 	c->nat = 0;
-	if (pwrap_rewrite_service(in, len, show, &ops, &out, NULL) != 0) {
-		warnx("%s: the wrapper refuses it (see above)", show);
-		c->errors++;
-		goto out;
-	}
-	/* a line the rewriter had to leave as written (too long for libpam
-	 * once swapped) would run the real module */
-	for (size_t i = 0; i < c->nreps; i++) {
-		size_t want = 0;
-
-		for (size_t j = 0; j < c->nreps; j++) {
-			want += strcmp(c->reps[i], c->reps[j]) == 0;
-		}
-		if (count(out, c->reps[i]) < want) {
-			warnx("%s: a line is too long for libpam with %s in it; "
-			      "shorten it", show, c->reps[i]);
+	if (pamconf_rewrite(&c->rules, in, len, show, &ops, &out, NULL,
+			    &err) != 0) {
+		if (err.why != NULL) {
+			error_at(c, show, err.line, "%s", err.why);
+		} else {
+			warn("%s", show);
 			c->errors++;
-			break;
 		}
+		goto out;
 	}
 	if (c->errors == 0) {
 		kept = keep_lines(c, out);
@@ -822,12 +840,30 @@ out:
 	free(text);
 }
 
+/* The rules of the installed libpam (loaded to be asked, when it is not
+ * already: the launcher does not link it). */
+static void system_rules(struct pamconf_rules *r)
+{
+	void *h = dlopen(PWRAP_LIBPAM_SONAME, RTLD_LAZY);
+
+	pamconf_rules_detect(r, h, h != NULL ? dlsym(h, "pam_start") : NULL);
+	if (h != NULL) {
+		dlclose(h);
+	}
+}
+
 int pwrap_system_copy(const struct pwrap_system *s)
 {
 	struct copy c = { .s = s };
 	char *path = NULL;
 	int dfd = -1, rc = -1;
 
+	system_rules(&c.rules);
+	if (c.rules.impl != PAMCONF_LINUX_PAM) {
+		warnx("%s: the installed libpam is %s; the table knows "
+		      "Linux-PAM's modules only", s->prog, c.rules.label);
+		goto out;
+	}
 	if (asprintf(&c.pamd, "%s/pam.d", s->dir) < 0 ||
 	    asprintf(&c.state, "%s/state", s->dir) < 0) {
 		goto oom;
@@ -838,7 +874,7 @@ int pwrap_system_copy(const struct pwrap_system *s)
 		char *arg = NULL, *word = NULL;
 
 		if (asprintf(&arg, "passdb=%s", s->passdb) >= 0) {
-			word = pwrap_conf_word(arg);
+			word = pamconf_word(&c.rules, arg);
 		}
 		if (word == NULL || asprintf(&c.passdb_arg, " %s", word) < 0) {
 			c.passdb_arg = NULL;
@@ -882,8 +918,8 @@ int pwrap_system_copy(const struct pwrap_system *s)
 		goto oom;
 	}
 	if (c.errors > 0) {
-		warnx("%s: %d problem%s above: nothing runs", s->prog, c.errors,
-		      c.errors == 1 ? "" : "s");
+		fprintf(stderr, "%s: %d problem%s above: nothing runs\n",
+			s->prog, c.errors, c.errors == 1 ? "" : "s");
 		goto out;
 	}
 	if (pwrap_write_file(s->dir, "swaps.json", c.json.p, NULL) != 0 ||
@@ -903,7 +939,6 @@ out:
 	}
 	pwrap_strv_free(c.files, c.nfiles);
 	pwrap_strv_free(c.seeded, c.nseeded);
-	pwrap_strv_free(c.reps, c.nreps);
 	free(c.at);
 	free(c.passdb_arg);
 	free(c.report.p);

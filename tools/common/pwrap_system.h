@@ -44,6 +44,8 @@ struct pwrap_sys_state {
 				 * after the other (blank-separated, a glob
 				 * allowed), NULL: none */
 	bool dir;		/* a directory (made empty) */
+	bool written;		/* the module writes there: the line may not
+				 * name its own */
 	const char *probe;	/* NULL: every version of the module knows the
 				 * option; else a string that is in the
 				 * module's file when it knows it */
