@@ -9,7 +9,10 @@ pkgs=(gcc make cmake pkg-config libc6-dev libpam0g-dev libpam-modules
       python3-pytest-xdist
       python3-pam pamtester openssh-server openssh-client libnss-wrapper
       libuid-wrapper valgrind clang libclang-rt-14-dev util-linux procps
-      file login passwd sudo
+      file login passwd sudo strace
+      # --system: pam_pwquality (and the dictionary it checks against),
+      # which the tests' stacks run for real
+      libpam-pwquality cracklib-runtime
       # the packages users install (tests/packaging): .deb, .rpm, pip
       build-essential dpkg-dev debhelper dh-python lintian rpm
       python3-setuptools python3-wheel python3-venv python3-yaml "$@")

@@ -1173,6 +1173,7 @@ static PyMethodDef pypamtest_methods[] = {
 	{"read_trace", py_read_trace, METH_O, read_trace_doc},
 	{"explore", (PyCFunction)(void (*)(void))pwrap_py_explore,
 	 METH_VARARGS | METH_KEYWORDS, pwrap_py_explore_doc},
+	{"tool_path", pwrap_py_tool_path, METH_O, pwrap_py_tool_path_doc},
 	{NULL, NULL, 0, NULL},
 };
 

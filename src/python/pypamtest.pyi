@@ -97,6 +97,12 @@ def explore(
     service_dir defaults to $PAM_WRAPPER_SERVICE_DIR; system=True reads
     /etc/pam.d.  Raises RuntimeError when the explorer fails."""
 
+def tool_path(name: str) -> str:
+    """The path of pam_wrapper's command name ("pamtest" or "pam_wrapper")
+    that belongs to this pypamtest ($PAM_WRAPPER_PAMTEST or
+    $PAM_WRAPPER_LAUNCHER when set; else the build tree's or the installed
+    one; else the bare name)."""
+
 PAMTEST_AUTHENTICATE: Final[int]
 PAMTEST_SETCRED: Final[int]
 PAMTEST_ACCOUNT: Final[int]

@@ -7,7 +7,9 @@
  * itself otherwise).
  *
  * pamtest is $PAM_WRAPPER_PAMTEST, else found relative to this module: the
- * build tree's bin/ or the installed bindir, else on PATH.
+ * build tree's bin/ or the installed bindir, else on PATH (find_tool(),
+ * which also gives pypamtest.tool_path(): the pytest fixture's
+ * use_system() runs pam_wrapper(1) --prepare).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>	/* first: it defines _GNU_SOURCE */
@@ -44,24 +46,25 @@ const char pwrap_py_explore_doc[] =
 "of four for type='all'.  Raises RuntimeError when the explorer fails\n"
 "(a service it cannot read, a replay that disagrees with its graph).";
 
-/* pamtest next to this module (build tree or install), else "pamtest". */
-static char *find_pamtest(void)
+/* The tool NAME (pamtest, pam_wrapper) next to this module (build tree or
+ * install), else NAME (found on PATH); $ENV when set.  Malloc'd. */
+static char *find_tool(const char *name, const char *env_name)
 {
-	const char *env = getenv("PAM_WRAPPER_PAMTEST");
+	const char *env = getenv(env_name);
 	char rels[] = PWRAP_PY_REL_BINDIRS, *save = NULL;
 	Dl_info info;
 	char *dir = NULL, *slash, *p = NULL;
 
 	if (env != NULL && *env != '\0')
 		return strdup(env);
-	if (dladdr((void *)find_pamtest, &info) != 0 && info.dli_fname != NULL &&
+	if (dladdr((void *)find_tool, &info) != 0 && info.dli_fname != NULL &&
 	    (dir = realpath(info.dli_fname, NULL)) != NULL &&
 	    (slash = strrchr(dir, '/')) != NULL) {
 		*slash = '\0';
 		for (char *r = strtok_r(rels, ":", &save); r != NULL;
 		     r = strtok_r(NULL, ":", &save)) {
-			int n = r[0] == '/' ? asprintf(&p, "%s/pamtest", r)
-					    : asprintf(&p, "%s/%s/pamtest", dir, r);
+			int n = r[0] == '/' ? asprintf(&p, "%s/%s", r, name)
+					    : asprintf(&p, "%s/%s/%s", dir, r, name);
 
 			if (n < 0) {
 				p = NULL;
@@ -74,7 +77,38 @@ static char *find_pamtest(void)
 		}
 	}
 	free(dir);
-	return p != NULL ? p : strdup("pamtest");
+	return p != NULL ? p : strdup(name);
+}
+
+const char pwrap_py_tool_path_doc[] =
+"tool_path(name)\n"
+"\n"
+"The path of pam_wrapper's command name ('pamtest' or 'pam_wrapper') that\n"
+"belongs to this pypamtest: $PAM_WRAPPER_PAMTEST (or $PAM_WRAPPER_LAUNCHER)\n"
+"when set, else the one of its build tree or installation, else the bare\n"
+"name (looked up on PATH when run).";
+
+PyObject *pwrap_py_tool_path(PyObject *self, PyObject *arg)
+{
+	const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+	char *p;
+	PyObject *r;
+
+	(void)self;
+	if (name == NULL || (strcmp(name, "pamtest") != 0 &&
+			     strcmp(name, "pam_wrapper") != 0)) {
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_ValueError, "tool_path: 'pamtest' "
+					"or 'pam_wrapper'");
+		return NULL;
+	}
+	p = find_tool(name, strcmp(name, "pamtest") == 0 ? "PAM_WRAPPER_PAMTEST"
+							  : "PAM_WRAPPER_LAUNCHER");
+	if (p == NULL)
+		return PyErr_NoMemory();
+	r = PyUnicode_DecodeFSDefault(p);
+	free(p);
+	return r;
 }
 
 /* Appends the C string s to the list argv.  0 or -1. */
@@ -249,7 +283,7 @@ PyObject *pwrap_py_explore(PyObject *self, PyObject *args, PyObject *kwargs)
 				"set PAM_WRAPPER_SERVICE_DIR) or system=True");
 		return NULL;
 	}
-	pamtest = find_pamtest();
+	pamtest = find_tool("pamtest", "PAM_WRAPPER_PAMTEST");
 	argv = PyList_New(0);
 	if (argv == NULL || pamtest == NULL ||
 	    append(argv, pamtest) != 0 || append(argv, "explore") != 0 ||

@@ -10,5 +10,7 @@
 
 PyObject *pwrap_py_explore(PyObject *self, PyObject *args, PyObject *kwargs);
 extern const char pwrap_py_explore_doc[];
+PyObject *pwrap_py_tool_path(PyObject *self, PyObject *arg);
+extern const char pwrap_py_tool_path_doc[];
 
 #endif

@@ -249,12 +249,15 @@ int pwrap_guard_wait(pid_t pid)
 	return WEXITSTATUS(status);
 }
 
-pid_t pwrap_guard_run(const char *prefix, bool keep, char **top, int *status)
+pid_t pwrap_guard_run(const char *prefix, bool keep, char **top, int *status,
+		      int (*before_fork)(const char *top))
 {
 	pid_t pid;
 
 	pwrap_guard_start();
 	if (!keep && (*top = pwrap_mkdtemp(prefix)) == NULL)
+		return -1;
+	if (before_fork != NULL && before_fork(*top) != 0)
 		return -1;
 	pid = pwrap_guard_fork();
 	if (pid > 0) {

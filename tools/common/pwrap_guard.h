@@ -61,8 +61,12 @@ int pwrap_guard_wait(pid_t pid);
  * the child's temporary and runtime directories go, and forks.  Returns 0
  * in the child; in the parent the child's pid once it ended, *STATUS its
  * exit status; -1 on an error (warned).  Unless it returned 0, the caller
- * removes *TOP when set; it frees it either way.
+ * removes *TOP when set; it frees it either way.  before_fork (NULL: none)
+ * runs just before the fork with *TOP (NULL with KEEP): what it sets in the
+ * environment the child inherits, and so do libraries' fork handlers (such
+ * as nss_wrapper's, which reads its variables then); non-zero fails.
  */
-pid_t pwrap_guard_run(const char *prefix, bool keep, char **top, int *status);
+pid_t pwrap_guard_run(const char *prefix, bool keep, char **top, int *status,
+		      int (*before_fork)(const char *top));
 
 #endif

@@ -9,6 +9,9 @@
 #include "pwrap_tool.h"
 #include "pwrap_names.h"
 
+#include <dlfcn.h>
+#include <link.h>
+
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -444,4 +447,230 @@ char *pwrap_find_nss_wrapper(void)
 			return canon(cands[i]);
 	}
 	return NULL;
+}
+
+#if defined(PWRAP_OPENPAM)
+#define PWRAP_SYSMOD_SUB "openpam"
+#else
+#define PWRAP_SYSMOD_SUB "security"
+#endif
+
+/*
+ * libpam's module directory, the one libpam itself looks in: Linux-PAM's
+ * security/ next to the libpam this process loaded; OpenPAM's openpam/
+ * there when it exists (a build with --with-modules-dir), else libpam's own
+ * directory (FreeBSD's /usr/lib).  The file is asked for by name (and
+ * loaded when the process has none, as in pam_wrapper(1)), not through
+ * pam_start, which a preloaded wrapper defines.  Malloc'd, or NULL.
+ */
+char *system_module_dir(void)
+{
+	struct link_map *lm = NULL;
+	void *h = dlopen(PWRAP_LIBPAM_SONAME, RTLD_LAZY);
+	char *real = NULL, *dir = NULL;
+
+	if (h == NULL)
+		return NULL;
+	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm != NULL &&
+	    lm->l_name != NULL && (real = realpath(lm->l_name, NULL)) != NULL &&
+	    asprintf(&dir, "%s/%s", dirname(real), PWRAP_SYSMOD_SUB) < 0)
+		dir = NULL;
+#if defined(PWRAP_OPENPAM)
+	if (dir != NULL && access(dir, X_OK) != 0)
+		dir[strlen(dir) - strlen("/" PWRAP_SYSMOD_SUB)] = '\0';
+#endif
+	free(real);
+	dlclose(h);
+	return dir;
+}
+
+int pwrap_replace_file(const char *dir, const char *name, const char *content)
+{
+	char *tmp = NULL, *path = NULL;
+	size_t len = strlen(content), off = 0;
+	int fd = -1, rc = -1;
+
+	if (asprintf(&tmp, "%s/.%s.XXXXXX", dir, name) < 0) {
+		tmp = NULL;
+		goto out;
+	}
+	if (asprintf(&path, "%s/%s", dir, name) < 0) {
+		path = NULL;
+		goto out;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		warn("cannot create %s", tmp);
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	while (off < len) {
+		ssize_t n = write(fd, content + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	if (off < len || fchmod(fd, 0644) != 0 || close(fd) != 0) {
+		fd = -1;
+		warn("cannot write %s", tmp);
+		goto out;
+	}
+	fd = -1;
+	if (rename(tmp, path) != 0) {
+		warn("cannot replace %s", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (rc != 0 && tmp != NULL)
+		unlink(tmp);
+	free(tmp);
+	free(path);
+	return rc;
+}
+
+static int uid_taken(const uid_t *uids, size_t n, uid_t uid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (uids[i] == uid)
+			return 1;
+	return 0;
+}
+
+/* The members of group NAME, or NULL when it is not given. */
+static const char *group_members(const struct pwrap_nss_group *g, size_t n,
+				 const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(g[i].name, name) == 0)
+			return g[i].members;
+	return NULL;
+}
+
+/*
+ * The line of /etc/passwd (file 'p') or /etc/group ('g') whose third field
+ * is id, malloc'd, or NULL.  Read from the file, not through getpwuid():
+ * in a process where nss_wrapper's variables are already set (pamtest's
+ * child, a pytest process), a lookup would read nss_wrapper's files, or fix
+ * their paths for good before they are written.
+ */
+static char *files_entry(char file, unsigned id)
+{
+	FILE *f = fopen(file == 'p' ? "/etc/passwd" : "/etc/group", "re");
+	char *line = NULL, *found = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	while (f != NULL && found == NULL && (n = getline(&line, &cap, f)) > 0) {
+		const char *f3;
+
+		if (line[n - 1] == '\n')
+			line[n - 1] = '\0';
+		f3 = strchr(line, ':');
+		f3 = f3 != NULL ? strchr(f3 + 1, ':') : NULL;
+		if (f3 != NULL && f3[1] >= '0' && f3[1] <= '9' &&
+		    strtoul(f3 + 1, NULL, 10) == id && strchr(f3 + 1, ':') != NULL)
+			found = strdup(line);
+	}
+	if (f != NULL)
+		fclose(f);
+	free(line);
+	return found;
+}
+
+int pwrap_nss_files(const char *dir, const char *const *users, size_t nusers,
+		    const struct pwrap_nss_group *groups, size_t ngroups,
+		    char **passwd, char **group)
+{
+	struct pwrap_buf pw = {0}, gr = {0};
+	uid_t *uids = NULL;
+	size_t nuids = 0;
+	char *mygroup = NULL;	/* the caller's primary group, if written */
+	uid_t me = getuid();
+	gid_t mygid = getgid();
+	const char *rootm = group_members(groups, ngroups, "root");
+	int rc = -1;
+
+	*passwd = *group = NULL;
+	uids = calloc(nusers + 2, sizeof(*uids));
+	if (uids == NULL)
+		goto out;
+	pwrap_buf_str(&pw, "root:x:0:0:root:/root:/bin/sh\n");
+	pwrap_buf_fmt(&gr, "root:x:0:%s\n", rootm ? rootm : "");
+	uids[nuids++] = 0;
+	if (me != 0) {
+		/* "name:x:uid:gid:gecos:dir:shell", "name:x:gid:members" */
+		char *p = files_entry('p', me), *g = files_entry('g', mygid);
+		size_t pn = p != NULL ? strcspn(p, ":") : 0;
+		size_t gn = g != NULL ? strcspn(g, ":") : 0;
+		int clash = 0;
+		for (size_t i = 0; p != NULL && i < nusers; i++)
+			clash |= strlen(users[i]) == pn && strncmp(users[i], p, pn) == 0;
+		if (p != NULL && !clash) {
+			pwrap_buf_fmt(&pw, "%s\n", p);
+			uids[nuids++] = me;
+		}
+		if (g != NULL && mygid != 0) {
+			mygroup = strndup(g, gn);
+			const char *m = mygroup != NULL ?
+				group_members(groups, ngroups, mygroup) : NULL;
+			pwrap_buf_fmt(&gr, "%.*s:x:%u:%s\n", (int)gn, g, (unsigned)mygid,
+				m ? m : "");
+		}
+		free(p);
+		free(g);
+	}
+	uid_t next = 1000;
+	for (size_t i = 0; i < nusers; i++) {
+		int dup = 0;
+		for (size_t j = 0; j < i; j++)
+			dup |= strcmp(users[j], users[i]) == 0;
+		if (dup)
+			continue;
+		while (uid_taken(uids, nuids, next) || next == mygid)
+			next++;
+		const char *m = group_members(groups, ngroups, users[i]);
+		pwrap_buf_fmt(&pw, "%s:x:%u:%u:%s:/home/%s:/bin/sh\n", users[i],
+			(unsigned)next, (unsigned)next, users[i], users[i]);
+		pwrap_buf_fmt(&gr, "%s:x:%u:%s\n", users[i], (unsigned)next, m ? m : "");
+		uids[nuids++] = next;
+	}
+	for (size_t i = 0; i < ngroups; i++) {
+		int written = strcmp(groups[i].name, "root") == 0 ||
+			      (mygroup != NULL && strcmp(groups[i].name, mygroup) == 0);
+		for (size_t j = 0; j < nusers; j++)
+			written |= strcmp(users[j], groups[i].name) == 0;
+		if (written)
+			continue;
+		while (uid_taken(uids, nuids, next) || next == mygid)
+			next++;
+		pwrap_buf_fmt(&gr, "%s:x:%u:%s\n", groups[i].name, (unsigned)next,
+			groups[i].members);
+		next++;
+	}
+	if (pw.failed || gr.failed)
+		goto out;
+	if (pwrap_replace_file(dir, "passwd", pw.p) != 0 ||
+	    pwrap_replace_file(dir, "group", gr.p) != 0)
+		goto out;
+	if (asprintf(passwd, "%s/passwd", dir) < 0 ||
+	    asprintf(group, "%s/group", dir) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (rc != 0) {
+		free(*passwd);
+		free(*group);
+		*passwd = *group = NULL;
+	}
+	free(mygroup);
+	free(uids);
+	pwrap_buf_free(&pw);
+	pwrap_buf_free(&gr);
+	return rc;
 }

@@ -55,6 +55,34 @@ void pwrap_set_tmpbase(const char *dir);
 int pwrap_write_file(const char *dir, const char *name, const char *content,
 		     char **path_out);
 
+/*
+ * Replace (or create) dir/name with `content`, mode 0644: written to a
+ * temporary file next to it, then renamed over it, so a reader (and
+ * nss_wrapper, which reloads a file whose identity changed) sees the old
+ * file or the new one.  Returns 0 or -1 after a warning.
+ */
+int pwrap_replace_file(const char *dir, const char *name, const char *content);
+
+/* A group of pwrap_nss_files(): its members, comma-separated. */
+struct pwrap_nss_group {
+	const char *name;
+	const char *members;
+};
+
+/*
+ * nss_wrapper's passwd and group files, dir/passwd and dir/group (replaced
+ * whole): root, the calling user and its primary group (so `id` and
+ * friends keep working), each user (duplicates once) with uid = gid from
+ * 1000 up (skipping the ids taken), home /home/USER and shell /bin/sh, a
+ * group of the user's name, and each group with the next free gid and its
+ * members (a group named as root's, the caller's or a user's own gives
+ * that group its members).  *passwd and *group get the malloc'd paths.
+ * Returns 0 or -1 after a warning.
+ */
+int pwrap_nss_files(const char *dir, const char *const *users, size_t nusers,
+		    const struct pwrap_nss_group *groups, size_t ngroups,
+		    char **passwd, char **group);
+
 /* Is `name` usable as a service file name (non-empty, no '/', not . or ..)? */
 int pwrap_valid_service_name(const char *name);
 
@@ -99,5 +127,12 @@ char *pwrap_matrix_service(const char *module, const char *passdb);
  * Malloc'd path, or NULL when it is not installed.
  */
 char *pwrap_find_nss_wrapper(void);
+
+/*
+ * libpam's module directory, where it loads modules named without a path
+ * from (Linux-PAM: security/ next to libpam; OpenPAM: openpam/ there, else
+ * libpam's own directory).  Malloc'd, or NULL when unknown.
+ */
+char *system_module_dir(void);
 
 #endif

@@ -7,27 +7,31 @@
  *
  * With --user the launcher makes a private directory (mkdtemp below $TMPDIR)
  * holding a pam_matrix passdb and one service file per service, optionally
- * nss_wrapper passwd/group files (--nss), runs the command with LD_PRELOAD,
+ * nss_wrapper passwd/group files (--nss); with --system a private copy of
+ * the system's stacks with test doubles instead (pwrap_system.c) and the
+ * nss_wrapper files always.  It runs the command with LD_PRELOAD,
  * PAM_WRAPPER=1 and PAM_WRAPPER_SERVICE_DIR set, forwards every signal that
  * would end the launcher to it (pwrap_guard.c), removes the directory and
  * exits with the command's status (128+N when it died of signal N; 126/127
  * when it could not run).  Before anything is made, the launcher starts
  * itself again under the LD_PRELOAD the command gets and refuses to run the
  * command when the wrapper is not loaded then (as pamtest does).  Usage
- * errors exit 2.  Passwords only ever go into the passdb file.
+ * errors exit 2.  Passwords only ever go into the passdb file.  --prepare
+ * DIR makes the directory and prints the environment instead of running a
+ * command (the pytest fixture's use_system() and shell scripts use it).
  */
 #define _GNU_SOURCE
 #include "pwrap_guard.h"
+#include "pwrap_system.h"
 #include "pwrap_tool.h"
 
 #include <err.h>
 #include <errno.h>
 #include <getopt.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,9 +47,16 @@
 struct user {
 	char *name;     /* points into the malloc'd copy `spec` */
 	char *password; /* idem; wiped when done */
-	char *service;  /* idem; NULL when not given */
+	char *service;  /* idem; NULL when not given ("" with --system) */
 	char *flags;    /* idem: pam_matrix account flags; NULL when none */
 	char *spec;     /* owned */
+};
+
+/* --group NAME:MEMBER[,MEMBER...] */
+struct group_opt {
+	char *name;	/* points into the malloc'd copy `spec` */
+	char *members;	/* idem: comma-separated, may be empty */
+	char *spec;	/* owned */
 };
 
 struct opts {
@@ -62,6 +73,12 @@ struct opts {
 	size_t nusers;
 	const char **services;
 	size_t nservices;
+	const char *system;	/* --system[=DIR]: the stacks copied */
+	const char *prepare;	/* --prepare DIR */
+	struct group_opt *groups;
+	size_t ngroups;
+	struct pwrap_sys_swap *swaps;
+	size_t nswaps;
 };
 
 static void usage(FILE *f)
@@ -78,6 +95,16 @@ static void usage(FILE *f)
 		"  -s, --service NAME       write a pam_matrix service file NAME (repeatable;\n"
 		"                           default: the services named by --user)\n"
 		"  -n, --nss                also add the users through nss_wrapper\n"
+		"  -g, --group NAME:USER[,USER...]\n"
+		"                           with --nss: a group and its members\n"
+		"      --system[=DIR]       run the system's stacks (/etc/pam.d, or DIR)\n"
+		"                           for real, with test doubles where they need\n"
+		"                           root or the system (implies --nss)\n"
+		"      --swap MODULE=REPLACEMENT\n"
+		"                           with --system: what MODULE becomes (real,\n"
+		"                           matrix, standin[:CODE] or a module's path)\n"
+		"      --prepare DIR        make DIR as for a command, print the variables\n"
+		"                           a command would get and run nothing\n"
 		"  -D, --debug LEVEL        PAM_WRAPPER_DEBUGLEVEL (0-3)\n"
 		"  -S, --syslog             PAM_WRAPPER_USE_SYSLOG=1\n"
 		"  -t, --trace FILE         record every module call in FILE ('-': stderr)\n"
@@ -138,7 +165,10 @@ static void parse_user(struct opts *o, const char *arg)
 				     "\"%s\" (known: expired, must_change, locked, "
 				     "separated by ',')", u.name, u.flags);
 		}
-		check_service("--user", u.service);
+		/* an empty one (U:P::FLAGS) is every service, with --system */
+		if (u.service[0] != '\0') {
+			check_service("--user", u.service);
+		}
 	}
 	if (u.name[0] == '\0' || strpbrk(u.name, " \t\n/") != NULL)
 		errx(EXIT_USAGE, "--user: invalid user name \"%s\"", u.name);
@@ -153,6 +183,50 @@ static void parse_user(struct opts *o, const char *arg)
 	o->users[o->nusers++] = u;
 }
 
+static void parse_group(struct opts *o, const char *arg)
+{
+	struct group_opt g = {0};
+	const char *why;
+	char *p;
+
+	g.spec = strdup(arg);
+	if (g.spec == NULL)
+		err(EXIT_USAGE, "out of memory");
+	p = strchr(g.spec, ':');
+	if (p == NULL || p == g.spec)
+		errx(EXIT_USAGE, "--group %s: expected NAME:USER[,USER...]", arg);
+	*p++ = '\0';
+	g.name = g.spec;
+	g.members = p;
+	if (strpbrk(g.name, " \t\n/:,") != NULL ||
+	    strpbrk(g.members, " \t\n/:") != NULL)
+		errx(EXIT_USAGE, "--group %s: names hold no blank, '/' or ':'", arg);
+	if ((why = pwrap_user_name_problem(g.name)) != NULL)
+		errx(EXIT_USAGE, "--group: invalid group name \"%s\": %s", g.name, why);
+	for (size_t i = 0; i < o->ngroups; i++)
+		if (strcmp(o->groups[i].name, g.name) == 0)
+			errx(EXIT_USAGE, "--group %s given twice", g.name);
+	struct group_opt *n = realloc(o->groups, (o->ngroups + 1) * sizeof(*n));
+	if (n == NULL)
+		err(EXIT_USAGE, "out of memory");
+	o->groups = n;
+	o->groups[o->ngroups++] = g;
+}
+
+static void parse_swap(struct opts *o, const char *arg)
+{
+	struct pwrap_sys_swap w;
+	const char *why = pwrap_sys_swap_parse(arg, &w);
+
+	if (why != NULL)
+		errx(EXIT_USAGE, "--swap %s: %s", arg, why);
+	struct pwrap_sys_swap *n = realloc(o->swaps, (o->nswaps + 1) * sizeof(*n));
+	if (n == NULL)
+		err(EXIT_USAGE, "out of memory");
+	o->swaps = n;
+	o->swaps[o->nswaps++] = w;
+}
+
 static void add_service(struct opts *o, const char *name)
 {
 	for (size_t i = 0; i < o->nservices; i++)
@@ -165,6 +239,21 @@ static void add_service(struct opts *o, const char *name)
 	o->services[o->nservices++] = name;
 }
 
+/* --system's combinations: its stacks, users for every service. */
+static void check_system(struct opts *o)
+{
+#if defined(PWRAP_OPENPAM)
+	(void)o;
+	errx(EXIT_USAGE, "--system: this build is for OpenPAM; --system knows "
+	     "Linux-PAM's modules only");
+#else
+	if (o->service_dir != NULL)
+		errx(EXIT_USAGE, "--system and --service-dir exclude each other "
+		     "(--system=DIR copies the stacks of DIR)");
+	o->nss = 1;	/* the real modules look the test's users up */
+#endif
+}
+
 static int parse_args(struct opts *o, int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -172,6 +261,10 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		{"user", required_argument, NULL, 'u'},
 		{"service", required_argument, NULL, 's'},
 		{"nss", no_argument, NULL, 'n'},
+		{"group", required_argument, NULL, 'g'},
+		{"system", optional_argument, NULL, 'Y'},
+		{"swap", required_argument, NULL, 'W'},
+		{"prepare", required_argument, NULL, 'P'},
 		{"debug", required_argument, NULL, 'D'},
 		{"syslog", no_argument, NULL, 'S'},
 		{"trace", required_argument, NULL, 't'},
@@ -186,7 +279,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	int c;
 
 	/* '+': stop at the command so its own options are left alone. */
-	while ((c = getopt_long(argc, argv, "+d:u:s:nD:St:kl:m:hV", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+d:u:s:ng:D:St:kl:m:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o->service_dir = optarg;
@@ -200,6 +293,22 @@ static int parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case 'n':
 			o->nss = 1;
+			break;
+		case 'g':
+			parse_group(o, optarg);
+			break;
+		case 'Y':
+			o->system = optarg != NULL ? optarg : PWRAP_SYSTEM_SRC;
+			if (o->system[0] == '\0')
+				errx(EXIT_USAGE, "--system=: expected a directory");
+			break;
+		case 'W':
+			parse_swap(o, optarg);
+			break;
+		case 'P':
+			if (optarg[0] == '\0')
+				errx(EXIT_USAGE, "--prepare: expected a directory");
+			o->prepare = optarg;
 			break;
 		case 'D':
 			if (optarg[0] < '0' || optarg[0] > '3' || optarg[1] != '\0')
@@ -240,19 +349,33 @@ static int parse_args(struct opts *o, int argc, char **argv)
 			exit(EXIT_USAGE);
 		}
 	}
-	if (optind >= argc)
+	if (o->system != NULL)
+		check_system(o);
+	if (o->prepare != NULL && optind < argc)
+		errx(EXIT_USAGE, "--prepare runs no command (%s given)", argv[optind]);
+	if (o->prepare == NULL && optind >= argc)
 		errx(EXIT_USAGE, "no command given (see --help)");
-	if (o->service_dir == NULL && o->nusers == 0 &&
+	if (o->prepare != NULL && o->system == NULL && o->nusers == 0)
+		errx(EXIT_USAGE, "--prepare needs --system or --user");
+	if (o->service_dir == NULL && o->nusers == 0 && o->system == NULL &&
 	    getenv("PAM_WRAPPER_SERVICE_DIR") == NULL)
-		errx(EXIT_USAGE, "give --service-dir DIR or --user USER:PASSWORD (see --help)");
+		errx(EXIT_USAGE, "give --service-dir DIR, --user USER:PASSWORD or "
+		     "--system (see --help)");
+	if (o->ngroups > 0 && !o->nss)
+		errx(EXIT_USAGE, "--group needs --nss (or --system)");
+	if (o->nswaps > 0 && o->system == NULL)
+		errx(EXIT_USAGE, "--swap needs --system");
 	if (o->trace_format != NULL && o->trace == NULL)
 		errx(EXIT_USAGE, "--trace-format needs --trace");
-	if (o->nss && o->nusers == 0)
+	if (o->nss && o->nusers == 0 && o->system == NULL)
 		errx(EXIT_USAGE, "--nss needs at least one --user");
-	if (o->nservices > 0 && o->nusers == 0)
+	if (o->nservices > 0 && o->nusers == 0 && o->system == NULL)
 		errx(EXIT_USAGE, "--service needs at least one --user");
 	/* Users without a service may use every --service. */
-	for (size_t i = 0; i < o->nusers; i++) {
+	for (size_t i = 0; i < o->nusers && o->system == NULL; i++) {
+		if (o->users[i].service != NULL && o->users[i].service[0] == '\0')
+			errx(EXIT_USAGE, "--user %s: an empty SERVICE is every "
+			     "service, which only --system has", o->users[i].name);
 		if (o->users[i].service == NULL && o->nservices == 0)
 			errx(EXIT_USAGE,
 			     "--user %s: no service: use %s:PASSWORD:SERVICE or --service NAME",
@@ -269,6 +392,14 @@ static char *make_passdb(const struct opts *o)
 	pwrap_buf_str(&b, "");
 	for (size_t i = 0; i < o->nusers; i++) {
 		const struct user *u = &o->users[i];
+		if (o->system != NULL) {
+			/* as=MODULE doubles read "*" as every service */
+			const char *svc = u->service != NULL && u->service[0] ?
+					  u->service : "*";
+			pwrap_buf_fmt(&b, "%s:%s:%s%s%s\n", u->name, u->password, svc,
+				u->flags ? ":" : "", u->flags ? u->flags : "");
+			continue;
+		}
 		if (u->service != NULL) {
 			pwrap_buf_fmt(&b, "%s:%s:%s%s%s\n", u->name, u->password, u->service,
 				u->flags ? ":" : "", u->flags ? u->flags : "");
@@ -284,78 +415,82 @@ static char *make_passdb(const struct opts *o)
 	return b.p;
 }
 
-static int uid_taken(const uid_t *uids, size_t n, uid_t uid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (uids[i] == uid)
-			return 1;
-	return 0;
-}
-
-/*
- * nss_wrapper passwd and group files: root, the calling user (so `id` and
- * friends keep working) and every --user with uid=gid from 1000 up.
- */
+/* nss_wrapper passwd and group files in dir (pwrap_nss_files()) for the
+ * --user and --group options. */
 static int write_nss_files(const struct opts *o, const char *dir)
 {
-	struct pwrap_buf pw = {0}, gr = {0};
-	uid_t *uids = NULL;
-	size_t nuids = 0;
-	char *pwpath = NULL, *grpath = NULL;
-	uid_t me = getuid();
-	gid_t mygid = getgid();
+	const char **names = calloc(o->nusers + 1, sizeof(*names));
+	struct pwrap_nss_group *groups = calloc(o->ngroups + 1, sizeof(*groups));
+	char *pw = NULL, *gr = NULL;
 	int rc = -1;
 
-	uids = calloc(o->nusers + 2, sizeof(*uids));
-	if (uids == NULL)
+	if (names == NULL || groups == NULL)
 		goto out;
-	pwrap_buf_str(&pw, "root:x:0:0:root:/root:/bin/sh\n");
-	pwrap_buf_str(&gr, "root:x:0:\n");
-	uids[nuids++] = 0;
-	if (me != 0) {
-		struct passwd *p = getpwuid(me);
-		struct group *g = getgrgid(mygid);
-		int clash = 0;
-		for (size_t i = 0; p != NULL && i < o->nusers; i++)
-			clash |= strcmp(o->users[i].name, p->pw_name) == 0;
-		if (p != NULL && !clash) {
-			pwrap_buf_fmt(&pw, "%s:x:%u:%u:%s:%s:%s\n", p->pw_name, (unsigned)me,
-				(unsigned)mygid, p->pw_gecos, p->pw_dir, p->pw_shell);
-			uids[nuids++] = me;
-		}
-		if (g != NULL && mygid != 0)
-			pwrap_buf_fmt(&gr, "%s:x:%u:\n", g->gr_name, (unsigned)mygid);
+	for (size_t i = 0; i < o->nusers; i++)
+		names[i] = o->users[i].name;
+	for (size_t i = 0; i < o->ngroups; i++) {
+		groups[i].name = o->groups[i].name;
+		groups[i].members = o->groups[i].members;
 	}
-	uid_t next = 1000;
-	for (size_t i = 0; i < o->nusers; i++) {
-		const char *name = o->users[i].name;
-		int dup = 0;
-		for (size_t j = 0; j < i; j++)
-			dup |= strcmp(o->users[j].name, name) == 0;
-		if (dup)
-			continue;
-		while (uid_taken(uids, nuids, next) || next == mygid)
-			next++;
-		pwrap_buf_fmt(&pw, "%s:x:%u:%u:%s:/home/%s:/bin/sh\n", name, (unsigned)next,
-			(unsigned)next, name, name);
-		pwrap_buf_fmt(&gr, "%s:x:%u:\n", name, (unsigned)next);
-		uids[nuids++] = next;
-	}
-	if (pw.failed || gr.failed)
+	if (pwrap_nss_files(dir, names, o->nusers, groups, o->ngroups, &pw, &gr) != 0)
 		goto out;
-	if (pwrap_write_file(dir, "passwd", pw.p, &pwpath) != 0 ||
-	    pwrap_write_file(dir, "group", gr.p, &grpath) != 0)
-		goto out;
-	if (setenv("NSS_WRAPPER_PASSWD", pwpath, 1) != 0 ||
-	    setenv("NSS_WRAPPER_GROUP", grpath, 1) != 0)
+	if (setenv("NSS_WRAPPER_PASSWD", pw, 1) != 0 ||
+	    setenv("NSS_WRAPPER_GROUP", gr, 1) != 0)
 		goto out;
 	rc = 0;
 out:
-	free(uids);
-	free(pwpath);
-	free(grpath);
-	pwrap_buf_free(&pw);
-	pwrap_buf_free(&gr);
+	free(names);
+	free(groups);
+	free(pw);
+	free(gr);
+	return rc;
+}
+
+/*
+ * --system: dir/passdb (every user for every service unless it names one),
+ * the copy of the stacks (dir/pam.d, dir/state) and the nss_wrapper files
+ * in dir/state, where pam_localuser reads passwd.
+ */
+static int setup_system(struct opts *o, const struct pwrap_paths *paths,
+			const char *dir, const char *passdb)
+{
+	struct pwrap_system sys = {
+		.src = o->system, .dir = dir, .moddir = paths->moddir,
+		.services = o->services, .nservices = o->nservices,
+		.swaps = o->swaps, .nswaps = o->nswaps,
+		.prog = "pam_wrapper --system", .passdb = passdb,
+	};
+	char *svcdir = NULL, *state = NULL, *sysmod = system_module_dir();
+	int rc = -1;
+
+	sys.sysmoddir = sysmod;
+	for (const char *m = "pam_matrix.so"; m != NULL;
+	     m = strcmp(m, "pam_matrix.so") == 0 ? "pam_double.so" : NULL) {
+		char *path = NULL;
+		if (asprintf(&path, "%s/%s", paths->moddir, m) < 0)
+			goto out;
+		int ok = access(path, R_OK) == 0;
+		if (!ok)
+			warnx("%s: module not found (use --module-dir)", path);
+		free(path);
+		if (!ok)
+			goto out;
+	}
+	if (pwrap_system_copy(&sys) != 0)
+		goto out;
+	if (asprintf(&svcdir, "%s/pam.d", dir) < 0 ||
+	    asprintf(&state, "%s/state", dir) < 0)
+		goto out;
+	if (write_nss_files(o, state) != 0 ||
+	    setenv("PAM_WRAPPER_SERVICE_DIR", svcdir, 1) != 0 ||
+	    setenv("PAM_WRAPPER_SYSTEM_DIR", state, 1) != 0 ||
+	    setenv("PAM_MATRIX_PASSWD", passdb, 1) != 0)
+		goto out;
+	rc = 0;
+out:
+	free(sysmod);
+	free(svcdir);
+	free(state);
 	return rc;
 }
 
@@ -371,6 +506,10 @@ static int setup_private_dir(struct opts *o, const struct pwrap_paths *paths,
 		goto out;
 	if (pwrap_write_file(dir, "passdb", passdb_text, &passdb) != 0)
 		goto out;
+	if (o->system != NULL) {
+		rc = setup_system(o, paths, dir, passdb);
+		goto out;
+	}
 	if (setenv("PAM_MATRIX_PASSWD", passdb, 1) != 0)
 		goto out;
 	if (o->service_dir == NULL) {
@@ -433,6 +572,28 @@ static int trace_env(const struct opts *o)
 	return rc;
 }
 
+/* --prepare: the variables a command would get, as shell assignments. */
+static void print_env(const char *preload)
+{
+	static const char *const names[] = {
+		"PAM_WRAPPER", "PAM_WRAPPER_SERVICE_DIR", "PAM_WRAPPER_SYSTEM_DIR",
+		"PAM_MATRIX_PASSWD", "NSS_WRAPPER_PASSWD", "NSS_WRAPPER_GROUP",
+		NULL,
+	};
+
+	printf("LD_PRELOAD='%s'\n", preload);
+	for (size_t i = 0; names[i] != NULL; i++) {
+		const char *v = strcmp(names[i], "PAM_WRAPPER") == 0 ? "1"
+			: getenv(names[i]);
+		if (v == NULL)
+			continue;
+		printf("%s='", names[i]);
+		for (const char *p = v; *p; p++)
+			fputs(*p == '\'' ? "'\\''" : (char[]){ *p, 0 }, stdout);
+		fputs("'\n", stdout);
+	}
+}
+
 /* fork+exec argv; returns the exit status to propagate. */
 static int run(char **argv)
 {
@@ -447,6 +608,36 @@ static int run(char **argv)
 		_exit(e == ENOENT ? 127 : 126);
 	}
 	return pwrap_guard_wait(pid);
+}
+
+/* --prepare DIR: make it (it must not exist), fill it, print the
+ * variables; 0, or EXIT_USAGE after removing what was made. */
+static int prepare(struct opts *o, const struct pwrap_paths *paths,
+		   const char *preload)
+{
+	char *dir = NULL;
+	int rc = EXIT_USAGE;
+
+	if (mkdir(o->prepare, 0700) != 0) {
+		warn("--prepare %s", o->prepare);
+		return EXIT_USAGE;
+	}
+	dir = realpath(o->prepare, NULL);
+	if (dir == NULL) {
+		warn("--prepare %s", o->prepare);
+		rmdir(o->prepare);
+		return EXIT_USAGE;
+	}
+	if ((o->nusers > 0 || o->system != NULL) &&
+	    setup_private_dir(o, paths, dir) != 0) {
+		pwrap_rmtree(dir);
+		goto out;
+	}
+	print_env(preload);
+	rc = fflush(stdout) == 0 && !ferror(stdout) ? 0 : EXIT_USAGE;
+out:
+	free(dir);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -480,6 +671,10 @@ int main(int argc, char **argv)
 	pwrap_buf_str(&preload, paths.lib);
 	if (preload.failed)
 		goto out;
+	if (o.prepare != NULL) {
+		status = prepare(&o, &paths, preload.p);
+		goto out;
+	}
 	/* Never run the command unwrapped: start again under LD_PRELOAD
 	 * first (before anything is made) and check the wrapper is there. */
 	again = pwrap_reexec_wrapped(REEXEC_MARK, paths.lib, preload.p, argv);
@@ -498,7 +693,7 @@ int main(int argc, char **argv)
 		if (!ok)
 			goto out;
 	}
-	if (o.nusers > 0) {
+	if (o.nusers > 0 || o.system != NULL) {
 		dir = pwrap_mkdtemp("pwrap_launch");
 		if (dir == NULL)
 			goto out;
@@ -516,6 +711,10 @@ int main(int argc, char **argv)
 		warn("setenv");
 		goto out;
 	}
+	if (o.system != NULL &&
+	    pwrap_system_trace(dir, getenv("PAM_WRAPPER_TRACE"),
+			       getenv("PAM_WRAPPER_TRACE_FORMAT")) != 0)
+		goto out;
 
 	status = run(argv + cmd);
 out:
@@ -528,6 +727,12 @@ out:
 	}
 	free(o.users);
 	free(o.services);
+	for (size_t i = 0; i < o.ngroups; i++)
+		free(o.groups[i].spec);
+	free(o.groups);
+	for (size_t i = 0; i < o.nswaps; i++)
+		pwrap_sys_swap_free(&o.swaps[i]);
+	free(o.swaps);
 	free(dir);
 	free(nsslib);
 	pwrap_buf_free(&preload);

@@ -314,11 +314,45 @@ static void check_text(struct checker *ck, const char *text,
 	pwrap_buf_free(&logical);
 }
 
+/* `service-dir system`: the copy is made (and thrown away) as the run
+ * makes it, which reports every module it would refuse. */
+static int check_system(const struct scenario *sc, const char *moddir,
+			const char *sysmoddir)
+{
+	const char **names = calloc(sc->nsvcs + 1, sizeof(*names));
+	struct pwrap_system sys = {
+		.src = sc->system, .moddir = moddir ? moddir : "/nonexistent",
+		.sysmoddir = sysmoddir, .services = names, .nservices = sc->nsvcs,
+		.swaps = sc->swaps, .nswaps = sc->nswaps, .quiet = 1,
+		.swap_word = "swap ",
+	};
+	char *dir = pwrap_mkdtemp("pamtest-check");
+	int errors = 1;
+
+	for (size_t i = 0; names != NULL && i < sc->nsvcs; i++)
+		names[i] = sc->svcs[i].name;
+	if (asprintf((char **)&sys.prog, "%s:%d: service-dir system", sc->path,
+		     sc->service_dir_line) < 0)
+		sys.prog = NULL;
+	sys.dir = dir;
+	if (names != NULL && dir != NULL && sys.prog != NULL)
+		errors = pwrap_system_copy(&sys) != 0;
+	if (dir != NULL)
+		pwrap_rmtree(dir);
+	free(dir);
+	free((char *)sys.prog);
+	free(names);
+	return errors;
+}
+
 int scenario_check_modules(const struct scenario *sc, const char *moddir,
 			   const char *sysmoddir)
 {
 	struct checker ck = {.sc = sc, .moddir = moddir, .sysmoddir = sysmoddir};
 	int has_text = 0;
+
+	if (sc->system != NULL)
+		return check_system(sc, moddir, sysmoddir);
 
 	for (size_t i = 0; i < sc->nsvcs; i++)
 		has_text |= sc->svcs[i].text != NULL;

@@ -367,8 +367,6 @@ int xp_module_has(const char *path, const char *sym);
 /* ---- entry points -------------------------------------------------------- */
 
 int explore_main(int argc, char **argv);
-/* main.c: libpam's module directory (malloc'd), or NULL. */
-char *system_module_dir(void);
 /* One exploration as the scenario runner and explore_main use it: reads
  * service from dir (NULL: the system's), explores the type(s), replays.
  * Fills r[0..] (XP_NTYPES entries for all) and returns how many, or -1

@@ -277,7 +277,7 @@ int explore_main(int argc, char **argv)
 		if (pwrap_reexec_wrapped(REEXEC_MARK, paths.lib, paths.lib, argv) < 0)
 			goto out;
 		pid = pwrap_guard_run("pamtest-explore", o.keep, &top,
-				      &status);
+				      &status, NULL);
 		if (pid != 0)
 			goto out;
 	}

@@ -12,6 +12,7 @@
 #include "pwrap_names.h"
 #include "explore_read.h"
 #include "explore_scen.h"
+#include "pwrap_tool.h"
 #include "scenario.h"
 
 #include <stdarg.h>

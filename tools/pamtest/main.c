@@ -25,8 +25,6 @@
 #include <dlfcn.h>
 #include <err.h>
 #include <getopt.h>
-#include <libgen.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +39,36 @@
 
 /* Read by run.c for ${MODULE_DIR}. */
 const char *pamtest_moddir;
+/* Read by run.c: nss_wrapper's files for `service-dir system`, or NULL. */
+const char *pamtest_nss_dir;
+static char *nss_dir;	/* (owned) */
+
+/*
+ * Before the scenarios' child is forked (nss_wrapper reads its variables
+ * in its fork handler, and keeps them): when nss_wrapper is preloaded, its
+ * passwd and group are pamtest's own files in top (with --keep: in a
+ * directory of their own), which each `service-dir system` scenario
+ * replaces with its users (run.c).  Without nss_wrapper, such scenarios
+ * fail their setup with the reason.
+ */
+static int nss_setup(const char *top)
+{
+	char *d = top != NULL ? strdup(top) : pwrap_mkdtemp("pamtest-nss");
+	char *pw = NULL, *gr = NULL;
+
+	if (d == NULL || dlsym(RTLD_DEFAULT, "nss_wrapper_enabled") == NULL ||
+	    pwrap_nss_files(d, NULL, 0, NULL, 0, &pw, &gr) != 0 ||
+	    setenv("NSS_WRAPPER_PASSWD", pw, 1) != 0 ||
+	    setenv("NSS_WRAPPER_GROUP", gr, 1) != 0) {
+		free(d);
+		d = NULL;
+	}
+	free(pw);
+	free(gr);
+	free(nss_dir);
+	pamtest_nss_dir = nss_dir = d;
+	return 0;
+}
 
 static void usage(FILE *f)
 {
@@ -64,41 +92,6 @@ static void usage(FILE *f)
 		"\n"
 		"Exit status: 0 all passed, 1 some expectation failed, 2 usage error,\n"
 		"malformed scenario or a scenario that could not be set up.\n");
-}
-
-#if defined(PWRAP_OPENPAM)
-#define PWRAP_SYSMOD_SUB "openpam"
-#else
-#define PWRAP_SYSMOD_SUB "security"
-#endif
-
-/*
- * libpam's module directory, the one libpam itself looks in: Linux-PAM's
- * security/ next to the libpam this process loaded; OpenPAM's openpam/
- * there when it exists (a build with --with-modules-dir), else libpam's own
- * directory (FreeBSD's /usr/lib).  The loaded file is asked for by name,
- * not through pam_start, which a preloaded wrapper defines.  Malloc'd, or
- * NULL.
- */
-char *system_module_dir(void)
-{
-	struct link_map *lm = NULL;
-	void *h = dlopen(PWRAP_LIBPAM_SONAME, RTLD_LAZY | RTLD_NOLOAD);
-	char *real = NULL, *dir = NULL;
-
-	if (h == NULL)
-		return NULL;
-	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm != NULL &&
-	    lm->l_name != NULL && (real = realpath(lm->l_name, NULL)) != NULL &&
-	    asprintf(&dir, "%s/%s", dirname(real), PWRAP_SYSMOD_SUB) < 0)
-		dir = NULL;
-#if defined(PWRAP_OPENPAM)
-	if (dir != NULL && access(dir, X_OK) != 0)
-		dir[strlen(dir) - strlen("/" PWRAP_SYSMOD_SUB)] = '\0';
-#endif
-	free(real);
-	dlclose(h);
-	return dir;
 }
 
 /* --check: the syntax was fine; are the modules there?  0 or EXIT_USAGE. */
@@ -142,7 +135,8 @@ int main(int argc, char **argv)
 	struct scenario *scs = NULL;
 	struct file_results *frs = NULL;
 	const char *output = NULL, *lib = NULL, *moddir = NULL;
-	char *top = NULL;
+	char *top = NULL, *nsslib = NULL, *preload = NULL;
+	int any_system = 0;
 	int check = 0, keep = 0, bad = 0, setup_failed = 0, status = EXIT_USAGE;
 	int nfiles, c;
 	pid_t pid = -1;
@@ -235,12 +229,20 @@ int main(int argc, char **argv)
 	} else if (!pwrap_wrapped()) {
 		goto out;
 	}
-	if (pwrap_reexec_wrapped(REEXEC_MARK, paths.lib, paths.lib, argv) < 0)
+	for (int i = 0; i < nfiles; i++)
+		any_system |= scs[i].system != NULL;
+	if (any_system && (nsslib = pwrap_find_nss_wrapper()) != NULL &&
+	    strpbrk(nsslib, " \t\n:") == NULL && paths.lib != NULL &&
+	    asprintf(&preload, "%s:%s", nsslib, paths.lib) < 0)
+		preload = NULL;
+	if (pwrap_reexec_wrapped(REEXEC_MARK, paths.lib,
+				 preload != NULL ? preload : paths.lib, argv) < 0)
 		goto out;
 
 	/* The scenarios run in a child; this process removes their
 	 * directories whatever signal comes (--keep: each is kept). */
-	pid = pwrap_guard_run("pamtest", keep, &top, &status);
+	pid = pwrap_guard_run("pamtest", keep, &top, &status,
+			      any_system ? nss_setup : NULL);
 	if (pid != 0)
 		goto out;
 
@@ -270,6 +272,9 @@ out:
 	}
 	free(scs);
 	free(frs);
+	free(nsslib);
+	free(preload);
+	free(nss_dir);
 	pwrap_paths_free(&paths);
 	if (top != NULL && pid != 0 && pwrap_rmtree(top) != 0)
 		warnx("could not remove %s", top);

@@ -390,17 +390,55 @@ fail:
 	return -1;
 }
 
+/* `service-dir system [DIR]`: the system's stacks (or DIR's), copied
+ * with test doubles (pam_wrapper(1), SYSTEM STACKS). */
+static int parse_system(struct scenario *sc, struct cur *c, char *word)
+{
+	char *path = NULL, *full = NULL;
+	int rc = -1;
+
+	free(word);
+	if (!at_end(c) && (path = read_word(c, "directory after `service-dir system`")) == NULL)
+		goto out;
+	if (expect_end(c) != 0)
+		goto out;
+	if (path == NULL)
+		full = xstrdup(PWRAP_SYSTEM_SRC);
+	else if (path[0] == '/')
+		full = xstrdup(path);
+	else if (asprintf(&full, "%s/%s", sc->dir, path) < 0)
+		goto out;
+	sc->system = realpath(full, NULL);
+	if (sc->system == NULL) {
+		perr(c, "service-dir system %s: %s", full, strerror(errno));
+		goto out;
+	}
+#if defined(PWRAP_OPENPAM)
+	perr(c, "`service-dir system`: this build is for OpenPAM; it knows "
+	     "Linux-PAM's modules only");
+	goto out;
+#endif
+	sc->service_dir_line = c->line;
+	rc = 0;
+out:
+	free(path);
+	free(full);
+	return rc;
+}
+
 static int parse_service_dir(struct scenario *sc, struct cur *c)
 {
 	char *path = read_word(c, "directory after `service-dir`");
 	char *full = NULL;
 
-	if (path == NULL || expect_end(c) != 0)
-		goto fail;
-	if (sc->service_dir != NULL) {
+	if (path != NULL && (sc->service_dir != NULL || sc->system != NULL)) {
 		perr(c, "`service-dir` given twice (first at line %d)", sc->service_dir_line);
 		goto fail;
 	}
+	if (path != NULL && strcmp(path, "system") == 0)
+		return parse_system(sc, c, path);
+	if (path == NULL || expect_end(c) != 0)
+		goto fail;
 	if (path[0] == '/')
 		full = xstrdup(path);
 	else if (asprintf(&full, "%s/%s", sc->dir, path) < 0)
@@ -418,6 +456,100 @@ fail:
 	free(path);
 	free(full);
 	return -1;
+}
+
+/* `group NAME [USER...]` */
+static int parse_group(struct scenario *sc, struct cur *c)
+{
+	struct scen_group g = {0};
+	char *name = read_word(c, "group name"), *u;
+	const char *why;
+	size_t len = 0;
+
+	g.line = c->line;
+	g.members = xstrdup("");
+	if (name == NULL)
+		goto fail;
+	g.name = name;
+	if (strpbrk(name, ":,\n ") != NULL || (why = pwrap_user_name_problem(name)) != NULL) {
+		perr(c, "invalid group name \"%s\"", name);
+		goto fail;
+	}
+	for (size_t i = 0; i < sc->ngroups; i++) {
+		if (strcmp(sc->groups[i].name, name) == 0) {
+			perr(c, "group %s given twice (first at line %d)", name,
+			     sc->groups[i].line);
+			goto fail;
+		}
+	}
+	while (!at_end(c)) {
+		if ((u = read_word(c, "member")) == NULL)
+			goto fail;
+		if (u[0] == '\0' || strpbrk(u, ":,\n ") != NULL) {
+			perr(c, "invalid member \"%s\" of group %s", u, name);
+			free(u);
+			goto fail;
+		}
+		g.members = xrealloc(g.members, len + strlen(u) + 2, 1);
+		len += (size_t)sprintf(g.members + len, "%s%s", len ? "," : "", u);
+		free(u);
+	}
+	if (sc->ngroups == 0)
+		sc->group_line = c->line;
+	sc->groups = xrealloc(sc->groups, sc->ngroups + 1, sizeof(g));
+	sc->groups[sc->ngroups++] = g;
+	return 0;
+fail:
+	free(g.name);
+	free(g.members);
+	return -1;
+}
+
+/* `swap MODULE=REPLACEMENT` */
+static int parse_swap(struct scenario *sc, struct cur *c)
+{
+	char *w = read_word(c, "MODULE=REPLACEMENT");
+	struct pwrap_sys_swap sw;
+	const char *why;
+
+	if (w == NULL || expect_end(c) != 0) {
+		free(w);
+		return -1;
+	}
+	why = pwrap_sys_swap_parse(w, &sw);
+	if (why != NULL) {
+		perr(c, "swap %s: %s", w, why);
+		free(w);
+		return -1;
+	}
+	free(w);
+	if (sc->nswaps == 0)
+		sc->swap_line = c->line;
+	sc->swaps = xrealloc(sc->swaps, sc->nswaps + 1, sizeof(sw));
+	sc->swaps[sc->nswaps++] = sw;
+	return 0;
+}
+
+/* `write-file PATH TEXT` and `remove-file PATH`: a file below the private
+ * directory (state/nologin, ...). */
+static int parse_write(struct scenario *sc, struct cur *c, int remove)
+{
+	struct step *s = new_step(sc, STEP_WRITE, c->line);
+	const char *p;
+
+	if ((s->name = read_word(c, "path below the private directory")) == NULL)
+		return -1;
+	p = s->name;
+	if (p[0] == '/' || p[0] == '\0' || strcmp(p, "..") == 0 ||
+	    strncmp(p, "../", 3) == 0 || strstr(p, "/../") != NULL ||
+	    (strlen(p) >= 3 && strcmp(p + strlen(p) - 3, "/..") == 0)) {
+		perr(c, "\"%s\": a path below the scenario's private directory "
+		     "(no leading '/', no '..')", p);
+		return -1;
+	}
+	if (!remove && (s->value = read_word(c, "the file's text")) == NULL)
+		return -1;
+	return expect_end(c);
 }
 
 static int parse_user(struct scenario *sc, struct cur *c)
@@ -849,7 +981,8 @@ out:
 static int parse_directive(struct scenario *sc, struct cur *c)
 {
 	static const char *const kws =
-		"service, service-dir, user, start, run, end, setenv, unsetenv, putenv, set-item, "
+		"service, service-dir, user, group, swap, start, run, end, setenv, unsetenv, "
+		"putenv, set-item, write-file, remove-file, "
 		"prompt, info, error, no-info, no-error, env, absent-env, item, absent-item, "
 		"fault, explore, outcomes, model, must, expect";
 	char *kw;
@@ -868,6 +1001,14 @@ static int parse_directive(struct scenario *sc, struct cur *c)
 		rc = parse_service_dir(sc, c);
 	else if (strcmp(kw, "user") == 0)
 		rc = parse_user(sc, c);
+	else if (strcmp(kw, "group") == 0)
+		rc = parse_group(sc, c);
+	else if (strcmp(kw, "swap") == 0)
+		rc = parse_swap(sc, c);
+	else if (strcmp(kw, "write-file") == 0)
+		rc = parse_write(sc, c, 0);
+	else if (strcmp(kw, "remove-file") == 0)
+		rc = parse_write(sc, c, 1);
 	else if (strcmp(kw, "start") == 0)
 		rc = parse_start(sc, c);
 	else if (strcmp(kw, "run") == 0)
@@ -949,11 +1090,20 @@ static void check_scenario(struct scenario *sc, struct cur *c)
 		if (sc->svcs[i].text == NULL)
 			continue;
 		has_text = 1;
-		if (sc->service_dir != NULL) {
+		if (sc->service_dir != NULL || sc->system != NULL) {
 			c->line = sc->svcs[i].line;
 			perr(c, "service \"%s\" has its own lines, but service-dir (line %d) is given: "
 				"use one or the other", sc->svcs[i].name, sc->service_dir_line);
 		}
+	}
+	if (sc->system == NULL && sc->ngroups > 0) {
+		c->line = sc->group_line;
+		perr(c, "`group` needs `service-dir system` (its users and groups "
+		     "are served by nss_wrapper)");
+	}
+	if (sc->system == NULL && sc->nswaps > 0) {
+		c->line = sc->swap_line;
+		perr(c, "`swap` needs `service-dir system`");
 	}
 	for (size_t i = 0; i < sc->nsvcs && has_text; i++) {
 		if (sc->svcs[i].text == NULL) {
@@ -1110,6 +1260,15 @@ void scenario_free(struct scenario *sc)
 	free(sc->path);
 	free(sc->dir);
 	free(sc->service_dir);
+	free(sc->system);
+	for (size_t i = 0; i < sc->ngroups; i++) {
+		free(sc->groups[i].name);
+		free(sc->groups[i].members);
+	}
+	free(sc->groups);
+	for (size_t i = 0; i < sc->nswaps; i++)
+		pwrap_sys_swap_free(&sc->swaps[i]);
+	free(sc->swaps);
 	memset(sc, 0, sizeof(*sc));
 }
 

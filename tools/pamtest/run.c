@@ -20,15 +20,20 @@
 #include "explore_scen.h"
 #include "scenario.h"
 
+#include <errno.h>
 #include <security/pam_appl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Set by main(): our module directory, or NULL when unknown. */
 extern const char *pamtest_moddir;
+/* Set by main(): where nss_wrapper reads passwd and group (the files of
+ * `service-dir system` scenarios), or NULL when it is not preloaded. */
+extern const char *pamtest_nss_dir;
 
 struct msg {
 	int style;
@@ -59,6 +64,7 @@ struct runner {
 	struct saved { char *name; char *value; } *saved; /* env to restore */
 	size_t nsaved;
 	int oom;
+	const char *dir;    /* the scenario's private directory */
 };
 
 static void add_str(struct runner *r, char ***list, size_t *n, char *s)
@@ -605,6 +611,27 @@ static void do_end(struct runner *r, const struct step *s)
 	finish_test(r, s, "end", t0);
 }
 
+/* write-file / remove-file below the private directory. */
+static void write_step(struct runner *r, const struct step *s)
+{
+	char *path = NULL, *slash;
+
+	if (asprintf(&path, "%s/%s", r->dir, s->name) < 0) {
+		r->oom = 1;
+		return;
+	}
+	if (s->value == NULL) {
+		if (unlink(path) != 0 && errno != ENOENT)
+			failf(r, s->line, "cannot remove %s: %s", s->name, strerror(errno));
+	} else {
+		slash = strrchr(path, '/');
+		*slash = '\0';
+		if (pwrap_replace_file(path, slash + 1, s->value) != 0)
+			failf(r, s->line, "cannot write %s", s->name);
+	}
+	free(path);
+}
+
 static void do_setup_step(struct runner *r, const struct step *s)
 {
 	int rc;
@@ -630,6 +657,9 @@ static void do_setup_step(struct runner *r, const struct step *s)
 		free(kv);
 		break;
 	}
+	case STEP_WRITE:
+		write_step(r, s);
+		break;
 	case STEP_SET_ITEM:
 		if (!need_handle(r, s))
 			break;
@@ -683,13 +713,110 @@ static void do_explore(struct runner *r, const struct step *s)
 	finish_test(r, s, "explore", t0);
 }
 
+/*
+ * `service-dir system`: the copy of the stacks in dir (pwrap_system.h) and
+ * the users and groups in nss_wrapper's files (dir/state, where
+ * pam_localuser reads them, and pamtest's own, whose path nss_wrapper
+ * fixed at its first lookup).  *svcdir gets dir/pam.d.
+ */
+static int setup_system(struct runner *r, const char *dir, const char *passdb,
+			char **svcdir, char **err)
+{
+	const struct scenario *sc = r->sc;
+	const char **names = calloc(sc->nsvcs + sc->nusers + 1, sizeof(*names));
+	struct pwrap_nss_group *groups = calloc(sc->ngroups + 1, sizeof(*groups));
+	struct pwrap_system sys = {
+		.src = sc->system, .dir = dir, .moddir = pamtest_moddir,
+		.services = names, .nservices = sc->nsvcs, .swaps = sc->swaps,
+		.nswaps = sc->nswaps, .passdb = passdb, .swap_word = "swap ",
+	};
+	char *state = NULL, *pw = NULL, *gr = NULL, *prog = NULL, *trace = NULL;
+	int rc = -1;
+
+	*svcdir = NULL;
+	if (names == NULL || groups == NULL ||
+	    asprintf(&prog, "pamtest: %s", sc->path) < 0 ||
+	    asprintf(&state, "%s/state", dir) < 0 ||
+	    asprintf(svcdir, "%s/pam.d", dir) < 0) {
+		*err = strdup("out of memory");
+		goto out;
+	}
+	if (pamtest_nss_dir == NULL || pamtest_moddir == NULL) {
+		if (asprintf(err, "%s:%d: service-dir system needs %s", sc->path,
+			     sc->service_dir_line, pamtest_moddir == NULL ?
+			     "pam_wrapper's modules (--module-dir)" :
+			     "libnss_wrapper.so, which pamtest preloads when it "
+			     "starts itself (Debian: apt-get install libnss-wrapper; "
+			     "not under pam_wrapper(1) without --nss)") < 0)
+			*err = NULL;
+		goto out;
+	}
+	sys.prog = prog;
+	sys.sysmoddir = system_module_dir();
+	for (size_t i = 0; i < sc->nsvcs; i++)
+		names[i] = sc->svcs[i].name;
+	rc = pwrap_system_copy(&sys);
+	free((char *)sys.sysmoddir);
+	if (rc != 0) {
+		if (asprintf(err, "%s:%d: service-dir system: the copy of %s was "
+			     "refused (see above)", sc->path, sc->service_dir_line,
+			     sc->system) < 0)
+			*err = NULL;
+		goto out;
+	}
+	rc = -1;
+	for (size_t i = 0; i < sc->nusers; i++)
+		names[i] = sc->users[i].name;
+	for (size_t i = 0; i < sc->ngroups; i++) {
+		groups[i].name = sc->groups[i].name;
+		groups[i].members = sc->groups[i].members;
+	}
+	if (pwrap_nss_files(state, names, sc->nusers, groups, sc->ngroups, &pw, &gr) != 0) {
+		*err = strdup("cannot write the nss_wrapper files");
+		goto out;
+	}
+	free(pw);
+	free(gr);
+	pw = gr = NULL;
+	if (pwrap_nss_files(pamtest_nss_dir, names, sc->nusers, groups,
+			    sc->ngroups, &pw, &gr) != 0 ||
+	    set_env(r, "PAM_WRAPPER_SYSTEM_DIR", state) != 0) {
+		*err = strdup("cannot write the nss_wrapper files");
+		goto out;
+	}
+	/* --trace: the swap records come first in the scenario's trace */
+	trace = pamtest_trace != NULL ? trace_path(dir) : NULL;
+	if (pamtest_trace != NULL &&
+	    (trace == NULL ||
+	     pwrap_system_trace(dir, trace, pamtest_trace_format) != 0)) {
+		*err = strdup("cannot write the swap records into the trace");
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc != 0) {
+		free(*svcdir);
+		*svcdir = NULL;
+	}
+	free(names);
+	free(groups);
+	free(state);
+	free(pw);
+	free(gr);
+	free(prog);
+	free(trace);
+	return rc;
+}
+
 /* Private dir with passdb and service files; exports what the wrapper reads. */
 static int setup(struct runner *r, char **dir_out, char **err)
 {
 	const struct scenario *sc = r->sc;
 	struct pwrap_buf pdb = {0};
-	char *dir = NULL, *passdb = NULL;
+	char *dir = NULL, *passdb = NULL, *syscopy = NULL;
 	const char *svcdir = sc->service_dir;
+	/* `service-dir system`: a user is every service's unless it names one */
+	const char *defsvc = sc->system != NULL ? "*" : sc->svcs[0].name;
 	int rc = -1;
 
 	*err = NULL;
@@ -701,7 +828,7 @@ static int setup(struct runner *r, char **dir_out, char **err)
 	pwrap_buf_str(&pdb, "");
 	for (size_t i = 0; i < sc->nusers; i++)
 		pwrap_buf_fmt(&pdb, "%s:%s:%s%s%s\n", sc->users[i].name, sc->users[i].password,
-			sc->users[i].service != NULL ? sc->users[i].service : sc->svcs[0].name,
+			sc->users[i].service != NULL ? sc->users[i].service : defsvc,
 			sc->users[i].flags != NULL ? ":" : "",
 			sc->users[i].flags != NULL ? sc->users[i].flags : "");
 	if (pdb.failed || pwrap_write_file(dir, "passdb", pdb.p, &passdb) != 0) {
@@ -726,6 +853,11 @@ static int setup(struct runner *r, char **dir_out, char **err)
 			goto out;
 		}
 		svcdir = dir;
+	}
+	if (sc->system != NULL) {
+		if (setup_system(r, dir, passdb, &syscopy, err) != 0)
+			goto out;
+		svcdir = syscopy;
 	}
 	if (svcdir == NULL)
 		svcdir = getenv("PAM_WRAPPER_SERVICE_DIR");
@@ -755,6 +887,7 @@ out:
 		explicit_bzero(pdb.p, pdb.len);
 	pwrap_buf_free(&pdb);
 	free(passdb);
+	free(syscopy);
 	*dir_out = dir;
 	if (rc != 0 && *err == NULL)
 		*err = strdup("setup failed");
@@ -790,6 +923,7 @@ int scenario_run(const struct scenario *sc, struct file_results *fr, int keep)
 		rc = -1;
 		goto out;
 	}
+	r.dir = dir;
 	if (keep)
 		fprintf(stderr, "pamtest: %s: private directory %s (kept)\n", sc->path, dir);
 	for (size_t i = 0; i < sc->nsteps; i++) {

@@ -9,6 +9,8 @@
 #define PAMTEST_SCENARIO_H
 
 #include <regex.h>
+
+#include "pwrap_system.h"
 #include <stddef.h>
 #include <stdio.h>
 
@@ -73,6 +75,8 @@ enum step_kind {
 	STEP_PUTENV,   /* pam_putenv: name, value (NULL = remove) */
 	STEP_SET_ITEM, /* item, value */
 	STEP_EXPLORE,  /* explore block (explore_scen.h) */
+	STEP_WRITE,    /* write-file / remove-file: name (the path below the
+			* private directory), value (NULL = remove) */
 };
 
 enum op {
@@ -120,11 +124,25 @@ struct user {
 	int line;
 };
 
+/* `group NAME USER...` (service-dir system) */
+struct scen_group {
+	char *name;
+	char *members; /* comma-separated */
+	int line;
+};
+
 struct scenario {
 	char *path;        /* as given on the command line */
 	char *dir;         /* directory of the file (for relative paths) */
 	char *service_dir; /* resolved; NULL if none */
 	int service_dir_line;
+	char *system;      /* `service-dir system [DIR]`: the stacks copied
+			    * (pwrap_system.h), resolved; NULL if not */
+	struct scen_group *groups;
+	size_t ngroups;
+	struct pwrap_sys_swap *swaps; /* `swap MODULE=REPLACEMENT` */
+	size_t nswaps;
+	int swap_line, group_line; /* the first of each, for errors */
 	struct service *svcs;
 	size_t nsvcs;
 	struct user *users;

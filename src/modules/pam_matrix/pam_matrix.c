@@ -38,10 +38,9 @@
 #include "pam_compat.h"
 #include <security/pam_modules.h>
 
+#include "matrix.h"
 #include "modutil.h"
 #include "passdb.h"
-
-#define PM_DATA_KEY "pam_matrix:auth_data"
 
 #define PM_PROMPT_PASSWORD "Password: "
 #define PM_PROMPT_OLD "Old password: "
@@ -52,28 +51,33 @@
 #define PM_MSG_MISMATCH "Passwords do not match"
 #define PM_MSG_MUST_CHANGE "You are required to change your password immediately"
 
-struct pm_opts {
-	const char *passdb; /* borrowed from argv or the environment */
-	bool echo;
-	bool verbose;
-};
-
 /*
  * Parses the module arguments as upstream does, but only whole names:
  * passdb=PATH (the last one counts; one with an empty PATH is no option,
  * as upstream reads it), echo, verbose.  Unknown arguments are logged and
- * ignored.
+ * ignored.  Our opt-in as=MODULE (the first as= counts) makes every other
+ * argument an option of that module (pam_matrix_as.c).
  */
 static void pm_parse_opts(pam_handle_t *pamh, int argc, const char **argv,
 			  struct pm_opts *o)
 {
-	o->passdb = NULL;
-	o->echo = false;
-	o->verbose = false;
+	memset(o, 0, sizeof(*o));
+	for (int i = 0; i < argc && o->as == NULL; i++) {
+		const char *v = pwrap_opt_value(argv[i], "as");
+
+		if (v != NULL && *v != '\0') {
+			o->as = v;
+		}
+	}
 	for (int i = 0; i < argc; i++) {
 		const char *v = pwrap_opt_value(argv[i], "passdb");
 
-		if (v != NULL && *v == '\0') {
+		if (pwrap_opt_value(argv[i], "as") != NULL) {
+			continue;
+		} else if (o->as != NULL && v == NULL &&
+			   pm_as_option(pamh, o, argv[i])) {
+			continue;
+		} else if (v != NULL && *v == '\0') {
 			pam_syslog(pamh, LOG_WARNING,
 				   "option passdb= without a path ignored");
 		} else if (v != NULL) {
@@ -108,14 +112,16 @@ static int pm_get_user(pam_handle_t *pamh, const char **user)
 }
 
 /* The common start of every group: options, user, then which passdb (the
- * option, else $PAM_MATRIX_PASSWD; none is PAM_AUTHINFO_UNAVAIL). */
-static int pm_begin(pam_handle_t *pamh, int argc, const char **argv,
-		    struct pm_opts *o, const char **user)
+ * option, else $PAM_MATRIX_PASSWD; none is PAM_AUTHINFO_UNAVAIL).  In
+ * as= mode the user is asked for when unset, as the system's modules do. */
+int pm_begin(pam_handle_t *pamh, int argc, const char **argv,
+	     struct pm_opts *o, const char **user)
 {
 	int rv;
 
 	pm_parse_opts(pamh, argc, argv, o);
-	rv = pm_get_user(pamh, user);
+	rv = o->as != NULL ? pam_get_user(pamh, user, NULL)
+			   : pm_get_user(pamh, user);
 	if (rv != PAM_SUCCESS) {
 		return rv;
 	}
@@ -134,8 +140,7 @@ static int pm_begin(pam_handle_t *pamh, int argc, const char **argv,
 }
 
 /* Compares without an early exit, so timing does not tell the prefix. */
-static bool pm_secret_equal(const char *a, size_t alen, const char *b,
-			    size_t blen)
+bool pm_secret_equal(const char *a, size_t alen, const char *b, size_t blen)
 {
 	unsigned char diff = 0;
 
@@ -243,8 +248,10 @@ static int pm_authenticate(pam_handle_t *pamh, int flags, int argc,
 	const char *user = NULL;
 	int rv;
 
-	(void)flags;
 	rv = pm_begin(pamh, argc, argv, &o, &user);
+	if (rv == PAM_SUCCESS && o.as != NULL) {
+		return pm_as_authenticate(pamh, flags, &o, user);
+	}
 	if (rv == PAM_SUCCESS) {
 		rv = pm_verify(pamh, &o, user, PM_PROMPT_PASSWORD, PAM_AUTHTOK,
 			       &e);
@@ -262,8 +269,7 @@ static int pm_authenticate(pam_handle_t *pamh, int flags, int argc,
 
 /* ASCII case-insensitive: libpam lowercases the service name it is
  * given, while passdb files often spell it as the application does. */
-static bool pm_service_equal(const char *field, size_t len,
-			     const char *service)
+bool pm_service_equal(const char *field, size_t len, const char *service)
 {
 	if (strlen(service) != len) {
 		return false;
@@ -298,6 +304,9 @@ static int pm_acct_mgmt(pam_handle_t *pamh, int flags, int argc,
 	rv = pm_begin(pamh, argc, argv, &o, &user);
 	if (rv != PAM_SUCCESS) {
 		return rv;
+	}
+	if (o.as != NULL) {
+		return pm_as_acct_mgmt(pamh, &o, user);
 	}
 	rv = pam_get_item(pamh, PAM_SERVICE, &service);
 	if (rv != PAM_SUCCESS) {
@@ -385,6 +394,9 @@ static int pm_env_group(pam_handle_t *pamh, int argc, const char **argv,
 	const char *user = NULL;
 	int rv = pm_begin(pamh, argc, argv, &o, &user);
 
+	if (rv == PAM_SUCCESS && o.as != NULL) {
+		return pm_as_session(pamh, &o, user);
+	}
 	if (rv == PAM_SUCCESS) {
 		rv = pm_passdb_check(pamh, o.passdb);
 	}
@@ -418,7 +430,7 @@ static int pm_setcred(pam_handle_t *pamh, int flags, int argc,
 			    !(flags & PAM_DELETE_CRED));
 }
 
-static void pm_data_cleanup(pam_handle_t *pamh, void *data, int status)
+void pm_data_cleanup(pam_handle_t *pamh, void *data, int status)
 {
 	(void)pamh;
 	(void)status;
@@ -446,7 +458,6 @@ static int pm_chauthtok_prelim(pam_handle_t *pamh, int argc,
 	struct pm_opts o;
 	struct pm_found e = PM_FOUND_INIT;
 	const char *user = NULL;
-	char *who = NULL;
 	int rv;
 
 	rv = pm_begin(pamh, argc, argv, &o, &user);
@@ -461,7 +472,14 @@ static int pm_chauthtok_prelim(pam_handle_t *pamh, int argc,
 	if (rv != PAM_SUCCESS) {
 		return rv;
 	}
-	who = strdup(user);
+	return pm_remember_prelim(pamh, user);
+}
+
+int pm_remember_prelim(pam_handle_t *pamh, const char *user)
+{
+	char *who = strdup(user);
+	int rv;
+
 	if (who == NULL) {
 		return PAM_BUF_ERR;
 	}
@@ -565,6 +583,19 @@ out:
 static int pm_chauthtok(pam_handle_t *pamh, int flags, int argc,
 			const char **argv)
 {
+	for (int i = 0; i < argc; i++) {
+		const char *as = pwrap_opt_value(argv[i], "as");
+
+		if (as != NULL && *as != '\0') {
+			struct pm_opts o;
+			const char *user = NULL;
+			int rv = pm_begin(pamh, argc, argv, &o, &user);
+
+			return rv == PAM_SUCCESS
+				       ? pm_as_chauthtok(pamh, flags, &o, user)
+				       : rv;
+		}
+	}
 	if (flags & PAM_PRELIM_CHECK) {
 		return pm_chauthtok_prelim(pamh, argc, argv);
 	}

@@ -37,16 +37,30 @@ got (pytester's in-process runs); there the fixture fails and says how to
 load the wrapper.  The environment variable _PYTEST_PAM_WRAPPER_REEXEC
 guards against a loop.
 
+The fixture's use_system() runs the machine's own PAM stacks (a private
+copy of /etc/pam.d with test doubles, made by ``pam_wrapper --system
+--prepare``, pam_wrapper(1)) with the test's users.  The real modules of
+those stacks look users up through NSS, so use_system() needs nss_wrapper
+in the process: with the ini option ``pam_wrapper_nss = true`` (or
+PYTEST_PAM_WRAPPER_NSS=1) the re-execution also preloads
+libnss_wrapper.so, and every process (xdist workers too) points
+nss_wrapper at files of its own before its first lookup, holding the
+system's /etc/passwd and /etc/group; use_system() adds the test's users
+and groups there and the fixture puts the files back after the test.
+
 PYTEST_DONT_REWRITE: no assertions here; the entry-point shim imports this
 package before pytest could mark it for rewriting.
 """
 import ctypes
+import json
 import os
 import re
+import shlex
 import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import types
 
 import pytest
@@ -59,7 +73,13 @@ DEFAULT_SERVICE = "matrix"
 #: Environment variable naming the libpam_wrapper.so to preload.
 LIB_ENV = "PAM_WRAPPER_LIB"
 
+#: Environment variable that asks for nss_wrapper (as the ini option
+#: pam_wrapper_nss does).
+NSS_ENV = "PYTEST_PAM_WRAPPER_NSS"
+
 _REEXEC_MARK = "_PYTEST_PAM_WRAPPER_REEXEC"
+#: "<pid>:<dir>": the process whose nss_wrapper files are in <dir>.
+_NSS_MARK = "_PYTEST_PAM_WRAPPER_NSS_DIR"
 _PLUGIN_NAMES = ("pytest_pam_wrapper", "pam_wrapper")
 _FIXTURE = "pam_wrapper"
 
@@ -190,6 +210,97 @@ def _loaded_on_purpose(config):
     return False
 
 
+def _nss_wanted(config):
+    """Whether the run asked for nss_wrapper (ini or environment)."""
+    if os.environ.get(NSS_ENV, "") not in ("", "0"):
+        return True
+    try:
+        return bool(config.getini("pam_wrapper_nss"))
+    except (ValueError, KeyError):
+        return False
+
+
+def find_nss_wrapper():
+    """libnss_wrapper.so: $PAM_WRAPPER_NSS_LIB, else pkg-config's, else the
+    usual library directories; None when it is not installed."""
+    lib = os.environ.get("PAM_WRAPPER_NSS_LIB")
+    if lib:
+        return lib if os.path.exists(lib) else None
+    try:
+        r = subprocess.run(["pkg-config", "--libs", "nss_wrapper"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           universal_newlines=True, timeout=30, check=False)
+        words = r.stdout.split() if r.returncode == 0 else []
+    except (OSError, subprocess.SubprocessError):
+        words = []
+    for cand in [w for w in words if w.startswith("/")] + [
+            os.path.join(d, "libnss_wrapper.so")
+            for d in ("/usr/lib/%s" % sysconfig_multiarch(), "/usr/lib64",
+                      "/usr/lib", "/usr/local/lib")]:
+        if os.path.basename(cand).startswith("libnss_wrapper.so") \
+                and os.path.exists(cand):
+            return cand
+    return None
+
+
+def sysconfig_multiarch():
+    import sysconfig
+    return sysconfig.get_config_var("MULTIARCH") or ""
+
+
+def _nss_loaded():
+    try:
+        return hasattr(ctypes.CDLL(None), "nss_wrapper_enabled")
+    except OSError:
+        return False
+
+
+def _read_text(path):
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _replace(path, text):
+    """Writes path anew (rename: nss_wrapper reloads a file whose identity
+    changed)."""
+    tmp = path + ".new"
+    with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _nss_setup():
+    """In a process with nss_wrapper preloaded, before its first lookup:
+    its passwd and group are files of this process (copies of the system's
+    /etc/passwd and /etc/group), which use_system() adds the test's users
+    to.  A process started by another (an xdist worker) makes its own."""
+    mark = os.environ.get(_NSS_MARK, "")
+    if not _nss_loaded() or mark.startswith("%d:" % os.getpid()):
+        return
+    if "NSS_WRAPPER_PASSWD" in os.environ and not mark:
+        return  # the user's own nss_wrapper files: left alone
+    d = tempfile.mkdtemp(prefix="pytest-pam-wrapper-nss.")
+    for name in ("passwd", "group"):
+        text = _read_text("/etc/" + name)
+        if text and not text.endswith("\n"):
+            text += "\n"
+        _replace(os.path.join(d, name), text)
+        os.chmod(os.path.join(d, name), 0o644)
+    os.environ["NSS_WRAPPER_PASSWD"] = os.path.join(d, "passwd")
+    os.environ["NSS_WRAPPER_GROUP"] = os.path.join(d, "group")
+    os.environ[_NSS_MARK] = "%d:%s" % (os.getpid(), d)
+
+
+def _nss_dir():
+    """This process's nss_wrapper directory, or None."""
+    mark = os.environ.get(_NSS_MARK, "")
+    pid, _, d = mark.partition(":")
+    return d if pid == str(os.getpid()) and d else None
+
+
 def _reexec(config, late):
     if _REEXEC_MARK in os.environ:
         # Never twice: we already ran again and it did not help.
@@ -208,7 +319,16 @@ def _reexec(config, late):
     env = dict(os.environ)
     preload = [p for p in re.split(r"[: ]", env.get("LD_PRELOAD", "")) if p]
     # After what is there: sanitizer runtimes must stay first.
-    env["LD_PRELOAD"] = ":".join(preload + [lib])
+    extra = [lib]
+    if _nss_wanted(config) and not _nss_loaded():
+        nss = find_nss_wrapper()
+        if nss is None:
+            raise pytest.UsageError(
+                "pytest_pam_wrapper: pam_wrapper_nss asks for nss_wrapper, "
+                "but libnss_wrapper.so is not installed (Debian: apt-get "
+                "install libnss-wrapper; or set PAM_WRAPPER_NSS_LIB)")
+        extra = [nss, lib]
+    env["LD_PRELOAD"] = ":".join(preload + extra)
     env["PAM_WRAPPER"] = "1"
     env[_REEXEC_MARK] = lib
     capman = config.pluginmanager.getplugin("capturemanager")
@@ -233,6 +353,12 @@ def _check_after_reexec():
             "the sanitizer runtime in LD_PRELOAD first)" % lib)
 
 
+def pytest_addoption(parser):
+    parser.addini("pam_wrapper_nss", type="bool", default=False,
+                  help="pytest_pam_wrapper: preload nss_wrapper too, for "
+                  "the pam_wrapper fixture's use_system()")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config):
     # Also reached when the plugin is registered late (a test module's
@@ -240,6 +366,13 @@ def pytest_configure(config):
     # re-run must not leave its mark to the tests' child processes.
     if wrapper_loaded():
         os.environ.pop(_REEXEC_MARK, None)
+    _nss_setup()
+
+
+def pytest_unconfigure(config):
+    d = _nss_dir()
+    if d is not None:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -329,7 +462,8 @@ class PamWrapper:
 
     Attributes: ``service_dir`` (PAM_WRAPPER_SERVICE_DIR), ``passdb``
     (pam_matrix's password database, also PAM_MATRIX_PASSWD), ``dir`` (the
-    directory holding both), ``runtime_dir`` (the wrapper's
+    directory holding both), ``system_dir`` and ``swaps`` (after
+    use_system()), ``runtime_dir`` (the wrapper's
     PAM_WRAPPER_RUNTIME_DIR, shared by the tests of one process),
     ``default_service`` (DEFAULT_SERVICE) and ``trace_file`` (the module
     trace's file after enable_trace(), else None).
@@ -343,6 +477,13 @@ class PamWrapper:
         self.passdb = os.path.join(self.dir, "passdb")
         self.runtime_dir = None
         self.trace_file = None
+        #: use_system(): the private state directory (PAM_WRAPPER_SYSTEM_DIR)
+        self.system_dir = None
+        #: use_system(): what became of each module line (swaps.json)
+        self.swaps = []
+        self._nss_users = []      # names, in the order given
+        self._nss_groups = {}     # name -> [members]
+        self._nss_base = None     # (passwd, group) to put back
         os.makedirs(self.service_dir, exist_ok=True)
         with open(self.passdb, "w", encoding="utf-8"):
             pass
@@ -356,13 +497,15 @@ class PamWrapper:
     def add_user(self, name, password, service=None, flags=None):
         """Add ``name:password:service[:flags]`` to the passdb.
 
-        service defaults to the default service.  flags (account states for
-        pam_matrix) is a str ("locked" or "locked,expired") or a list of
-        str, written as a fourth field; without flags there is none.  A
-        user added again replaces its earlier line.
+        service defaults to the default service ("*", every service, after
+        use_system(); the user is then also given to nss_wrapper).  flags
+        (account states for pam_matrix) is a str ("locked" or
+        "locked,expired") or a list of str, written as a fourth field;
+        without flags there is none.  A user added again replaces its
+        earlier line.
         """
         if service is None:
-            service = DEFAULT_SERVICE
+            service = "*" if self.system_dir else DEFAULT_SERVICE
         _check_name("user name", name)
         if not name:
             raise ValueError("the user name may not be empty")
@@ -371,7 +514,8 @@ class PamWrapper:
                              "that passdb line as a comment" % name)
         _check_name("password", password)
         _check_name("service", service)
-        _check_service_case("service", service)
+        if service != "*" or not self.system_dir:
+            _check_service_case("service", service)
         fields = [name, password, service]
         if flags is not None:
             if isinstance(flags, str):
@@ -392,6 +536,161 @@ class PamWrapper:
         with open(tmp, "w", encoding="utf-8") as f:
             f.writelines(lines)
         os.replace(tmp, self.passdb)
+        if self.system_dir and name not in self._nss_users:
+            self._nss_users.append(name)
+            self._write_nss()
+
+    def add_group(self, name, members=()):
+        """After use_system(): the group name with these members (user
+        names), for nss_wrapper (pam_wheel, pam_succeed_if, ...).  A group
+        named as a user gives that user's own group its members."""
+        if not self.system_dir:
+            raise RuntimeError("pam_wrapper.add_group: call "
+                               "pam_wrapper.use_system() first")
+        _check_name("group name", name, ", /")
+        members = [members] if isinstance(members, str) else list(members)
+        for m in members:
+            _check_name("member", m, ", /")
+        self._nss_groups[name] = members
+        self._write_nss()
+
+    def use_system(self, users=(), groups=None, swaps=None, source=None,
+                   services=None, nss=True):
+        """Run the machine's own PAM stacks from now on (pam_wrapper(1),
+        SYSTEM STACKS): a private copy of source (default /etc/pam.d) in
+        which modules that need root, a daemon or real accounts are test
+        doubles and modules with state keep it in ``system_dir``.
+
+        users: (name, password) pairs, or (name, password, service[,
+        flags]), or a dict name -> password; they log in to every service
+        through the doubles of the account sources (pam_unix, pam_sss, ...)
+        and exist for nss_wrapper.  groups: dict name -> members.  swaps:
+        dict module -> replacement (real, matrix, standin, standin:CODE or
+        a module's path), as --swap.  services: only these services' files
+        (and "other" and what they include) are copied and checked.  nss:
+        False runs without nss_wrapper (the real modules then do not know
+        the test's users).  The copy is made by ``pam_wrapper --system
+        --prepare``, whose report (what became of each module) goes to
+        standard error; ``swaps`` holds it as records.  Returns
+        system_dir.  run() then uses the copy; the default service is no
+        longer there.
+        """
+        import pypamtest
+
+        if self.system_dir:
+            raise RuntimeError("pam_wrapper.use_system() called twice")
+        if nss and _nss_dir() is None:
+            pytest.fail(
+                "pam_wrapper.use_system(): nss_wrapper is not set up in this "
+                "process; set pam_wrapper_nss = true in the pytest ini file "
+                "(or PYTEST_PAM_WRAPPER_NSS=1) so that the plugin preloads "
+                "libnss_wrapper.so (Debian: libnss-wrapper), or pass "
+                "nss=False", pytrace=False)
+        prepared = os.path.join(self.dir, "system")
+        cmd = [pypamtest.tool_path("pam_wrapper"),
+               "--system" if source is None else "--system=" + str(source),
+               "--prepare", prepared]
+        for svc in services or ():
+            cmd += ["--service", svc]
+        for module, repl in (swaps or {}).items():
+            cmd += ["--swap", "%s=%s" % (module, repl)]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=120, check=False)
+        sys.stderr.write(r.stderr)
+        if r.returncode != 0:
+            pytest.fail("pam_wrapper.use_system(): %s failed (exit %d):\n%s"
+                        % (" ".join(shlex.quote(c) for c in cmd),
+                           r.returncode, r.stderr), pytrace=False)
+        env = dict(shlex.split(line)[0].split("=", 1)
+                   for line in r.stdout.splitlines() if "=" in line)
+        self.service_dir = env["PAM_WRAPPER_SERVICE_DIR"]
+        self.system_dir = env["PAM_WRAPPER_SYSTEM_DIR"]
+        # the copy names its passdb on the account sources' lines: the
+        # users (also those added before) go there
+        with open(self.passdb, encoding="utf-8") as f:
+            before = f.read()
+        self.passdb = env["PAM_MATRIX_PASSWD"]
+        _replace(self.passdb, before)
+        os.environ["PAM_MATRIX_PASSWD"] = self.passdb
+        os.environ["PAM_WRAPPER_SERVICE_DIR"] = self.service_dir
+        os.environ["PAM_WRAPPER_SYSTEM_DIR"] = self.system_dir
+        with open(os.path.join(prepared, "swaps.json"), encoding="utf-8") as f:
+            self.swaps = [json.loads(line) for line in f if line.strip()]
+        if self.trace_file is not None:
+            self._trace_swaps()
+        if nss:
+            d = _nss_dir()
+            self._nss_base = (_read_text(os.path.join(d, "passwd")),
+                              _read_text(os.path.join(d, "group")))
+        if isinstance(users, dict):
+            users = users.items()
+        for u in users:
+            self.add_user(*u)
+        for name, members in (groups or {}).items():
+            self.add_group(name, members)
+        if nss:
+            self._write_nss()
+        return self.system_dir
+
+    def _write_nss(self):
+        """The test's users and groups into this process's nss_wrapper
+        files (and system_dir's passwd and group, which pam_localuser
+        reads): uid = gid from 1000 up, skipping the ids taken."""
+        if self._nss_base is None:
+            return
+        base_pw, base_gr = self._nss_base
+        taken = set()
+        names = set()
+        for line in (base_pw + base_gr).splitlines():
+            f = line.split(":")
+            if len(f) > 2 and f[2].isdigit():
+                taken.add(int(f[2]))
+                names.add(f[0])
+        pw, gr, nxt = [], [], 1000
+        for name in self._nss_users:
+            while nxt in taken:
+                nxt += 1
+            taken.add(nxt)
+            pw.append("%s:x:%d:%d:%s:/home/%s:/bin/sh\n" % (name, nxt, nxt,
+                                                          name, name))
+            gr.append("%s:x:%d:%s\n" % (name, nxt, ",".join(
+                self._nss_groups.get(name, ()))))
+        own = set(self._nss_users)
+        base_lines = []
+        for line in base_gr.splitlines(True):
+            f = line.rstrip("\n").split(":")
+            if len(f) == 4 and f[0] in self._nss_groups and f[0] not in own:
+                f[3] = ",".join(m for m in [f[3]] + list(
+                    self._nss_groups[f[0]]) if m)
+                line = ":".join(f) + "\n"
+            base_lines.append(line)
+        for name, members in self._nss_groups.items():
+            if name in own or name in names:
+                continue
+            while nxt in taken:
+                nxt += 1
+            taken.add(nxt)
+            gr.append("%s:x:%d:%s\n" % (name, nxt, ",".join(members)))
+        text_pw = base_pw + "".join(pw)
+        text_gr = "".join(base_lines) + "".join(gr)
+        d = _nss_dir()
+        for where in (d, self.system_dir):
+            _replace(os.path.join(where, "passwd"), text_pw)
+            _replace(os.path.join(where, "group"), text_gr)
+
+    def _restore_nss(self):
+        if self._nss_base is not None:
+            d = _nss_dir()
+            _replace(os.path.join(d, "passwd"), self._nss_base[0])
+            _replace(os.path.join(d, "group"), self._nss_base[1])
+            self._nss_base = None
+
+    def _trace_swaps(self):
+        """The swap records go first into the trace file."""
+        with open(os.path.join(self.dir, "system", "swaps.json"),
+                  encoding="utf-8") as src, \
+                open(self.trace_file, "a", encoding="utf-8") as dst:
+            dst.write(src.read())
 
     def add_service(self, name, text):
         """Write the service file ``name`` (replacing it); returns its path.
@@ -417,10 +716,13 @@ class PamWrapper:
         to ``trace_file``; ``trace`` reads them.  The variable is restored
         after the test.  Returns the file's path.
         """
+        first = self.trace_file is None
         if self.trace_file is None:
             self.trace_file = os.path.join(self.dir, "trace.jsonl")
         os.environ["PAM_WRAPPER_TRACE"] = self.trace_file
         os.environ["PAM_WRAPPER_TRACE_FORMAT"] = "json"
+        if first and self.system_dir:
+            self._trace_swaps()
         return self.trace_file
 
     @property
@@ -451,7 +753,8 @@ class PamWrapper:
             service = DEFAULT_SERVICE
         cases = [t if isinstance(t, pypamtest.TestCase)
                  else pypamtest.TestCase(t) for t in tests]
-        # The test may have pointed it elsewhere: this fixture's services.
+        # The test may have pointed it elsewhere: this fixture's services
+        # (the system's copy after use_system()).
         os.environ["PAM_WRAPPER_SERVICE_DIR"] = self.service_dir
         return pypamtest.run_pamtest(user, service, cases,
                                      echo_off=list(echo_off),
@@ -475,7 +778,8 @@ class PamWrapper:
 
 
 _ENV = ("PAM_WRAPPER", "PAM_WRAPPER_SERVICE_DIR", "PAM_MATRIX_PASSWD",
-        "PAM_WRAPPER_TRACE", "PAM_WRAPPER_TRACE_FORMAT")
+        "PAM_WRAPPER_TRACE", "PAM_WRAPPER_TRACE_FORMAT",
+        "PAM_WRAPPER_SYSTEM_DIR")
 
 
 def _entries(directory):
@@ -542,6 +846,7 @@ def pam_wrapper(tmp_path_factory, request):
         before = _entries(pw.runtime_dir)
         yield pw
     finally:
+        pw._restore_nss()
         if before is not None and pw.runtime_dir:
             _remove_changes(pw.runtime_dir, before)
         for k, v in saved.items():
