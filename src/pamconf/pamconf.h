@@ -239,6 +239,11 @@ struct pamconf_ops {
 	/* a message for the user (a replacement not made), or NULL */
 	void (*warn)(void *ctx, const char *src, unsigned line,
 		     const char *msg);
+	/* Linux-PAM: each logical line starts on the physical line it
+	 * starts on in the original (empty lines fill in for blank,
+	 * comment and continuation lines), so libpam's messages and the
+	 * trace name the original's line numbers in the copy too */
+	bool keep_lines;
 };
 
 /*

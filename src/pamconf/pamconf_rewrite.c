@@ -280,10 +280,16 @@ static int rewrite_line(const struct rw *w, const struct pamconf_line *l)
 
 static int rewrite_linux(const struct rw *w, const struct pamconf_file *f)
 {
+	unsigned at = 1;	/* the physical line written next */
+
 	for (size_t i = 0; i < f->n; i++) {
+		for (; w->ops->keep_lines && at < f->v[i].line; at++) {
+			pwrap_buf_str(w->out, "\n");
+		}
 		if (rewrite_line(w, &f->v[i]) != 0) {
 			return -1;
 		}
+		at++;
 	}
 	if (f->end == PAMCONF_END_HANG) {
 		w->err->why = "a continued line fills libpam's 1024-byte line "

@@ -221,6 +221,32 @@ static void check_str(const char *in, const char *expected)
 
 /* libpam reads lines into a 1024-byte buffer: a longer physical line is
  * two lines to it, and a rewrite never pushes a line past the buffer. */
+/* keep_lines: each logical line of the copy starts on the physical line
+ * it starts on in the original (what libpam and the trace then name). */
+static void test_keep_lines(void **state)
+{
+	static const char in[] = "# a comment\n"
+				 "\n"
+				 "auth required pam_matrix.so \\\n"
+				 "   a=1\n"
+				 "   # indented\n"
+				 "account include common\n";
+	static const char exp[] = "\n\n"
+				  "auth required /M/pam_matrix.so     a=1\n"
+				  "\n\n"
+				  "account include /G/common\n";
+	struct pamconf_ops ops = { .include_target = inc_cb,
+				   .module_path = mod_cb,
+				   .keep_lines = true };
+	char *out = NULL;
+
+	(void)state;
+	assert_int_equal(pwrap_rewrite(&lp, in, sizeof(in) - 1, "svc", &ops,
+				       &out, NULL), 0);
+	assert_string_equal(out, exp);
+	free(out);
+}
+
 static void test_line_limit(void **state)
 {
 	char *pad = rep('a', 1100);
@@ -590,6 +616,7 @@ int main(void)
 		cmocka_unit_test(test_includes),
 		cmocka_unit_test(test_syntax_corners),
 		cmocka_unit_test(test_line_limit),
+		cmocka_unit_test(test_keep_lines),
 		cmocka_unit_test(test_include_stacks),
 		cmocka_unit_test(test_include_too_long),
 		cmocka_unit_test(test_continuation_fills_buffer),

@@ -55,8 +55,6 @@ struct copy {
 	struct pwrap_buf report;	/* "module\treplacement\twhy\twhere" */
 	struct pwrap_buf json;	/* DIR/swaps.json */
 	struct pwrap_buf text;	/* DIR/swaps.txt: the trace's text form */
-	unsigned *at;		/* the line of each callback, in order */
-	size_t nat, capat;
 	char *passdb_arg;	/* " passdb=..." (quoted for libpam) or "" */
 	size_t nnotes;
 	int errors;
@@ -536,23 +534,6 @@ static void note(struct copy *c, const struct pamconf_module_line *ml,
 	free(where);
 }
 
-/* Notes that the rewriter is at line `line` of the file (see keep_lines). */
-static void at_line(struct copy *c, unsigned line)
-{
-	if (c->nat == c->capat) {
-		size_t cap = c->capat * 2 + 64;
-		unsigned *v = realloc(c->at, cap * sizeof(*v));
-
-		if (v == NULL) {
-			c->errors++;
-			return;
-		}
-		c->at = v;
-		c->capat = cap;
-	}
-	c->at[c->nat++] = line;
-}
-
 static char *cb_module_line(void *ctx, const struct pamconf_module_line *ml)
 {
 	struct copy *c = ctx;
@@ -563,7 +544,6 @@ static char *cb_module_line(void *ctx, const struct pamconf_module_line *ml)
 	char *name = mod_name(ml->module), *rep = NULL, *file;
 	int before;
 
-	at_line(c, ml->line);
 	if (name == NULL) {
 		c->errors++;
 		return NULL;
@@ -612,7 +592,6 @@ static char *cb_include(void *ctx, const char *target, enum pamconf_stack stack,
 	const char *name = target;
 
 	(void)stack;
-	at_line(c, line);
 	if (target[0] == '/') {
 		name = NULL;
 		for (size_t i = 0; i < 2 && name == NULL; i++) {
@@ -638,43 +617,6 @@ static char *cb_include(void *ctx, const char *target, enum pamconf_stack stack,
 
 /* ---- the copy ----------------------------------------------------------- */
 
-/*
- * The rewriter writes each logical line on one physical line and drops
- * comments and blank lines, so the copy's line numbers (which the module
- * trace and libpam's messages name) would not be the original's.  When
- * every line of the copy was announced by a callback (c->at: the lines
- * they were on, in order), empty lines put each back on its original line
- * number; otherwise (a line libpam would refuse, with no callback) the
- * copy stays as it is.  Malloc'd, or NULL (ENOMEM).
- */
-static char *keep_lines(const struct copy *c, const char *out)
-{
-	struct pwrap_buf b = { 0 };
-	size_t n = 0, i = 0;
-	unsigned at = 1;
-	const char *p = out;
-
-	for (const char *q = out; *q != '\0'; q++) {
-		n += *q == '\n';
-	}
-	if (n != c->nat) {
-		return strdup(out);
-	}
-	pwrap_buf_add(&b, "", 0);
-	for (; *p != '\0' && i < n; i++) {
-		const char *nl = strchr(p, '\n');
-
-		for (; at < c->at[i]; at++) {
-			pwrap_buf_str(&b, "\n");
-		}
-		pwrap_buf_add(&b, p, (size_t)(nl - p) + 1);
-		at++;
-		p = nl + 1;
-	}
-	pwrap_buf_str(&b, p);	/* a broken last line ("\\") */
-	return b.failed ? (free(b.p), NULL) : b.p;
-}
-
 /* The rewriter did not make a replacement (the line would not fit
  * libpam's buffer): the real module would run, so the copy is refused. */
 static void cb_warn(void *ctx, const char *src, unsigned line, const char *msg)
@@ -693,9 +635,11 @@ static void copy_file(struct copy *c, int dfd, const char *name)
 		.include_target = cb_include,
 		.module_line = cb_module_line,
 		.warn = cb_warn,
+		/* libpam's messages and the trace name /etc/pam.d's lines */
+		.keep_lines = true,
 	};
 	struct pamconf_err err = { 0 };
-	char *in = NULL, *out = NULL, *show = NULL, *kept = NULL;
+	char *in = NULL, *out = NULL, *show = NULL;
 	size_t len = 0;
 	const char *why = NULL;
 	int r = read_trusted(dfd, name, &in, &len, &why);
@@ -711,7 +655,6 @@ static void copy_file(struct copy *c, int dfd, const char *name)
 		c->errors++;
 		goto out;
 	}
-	c->nat = 0;
 	if (pamconf_rewrite(&c->rules, in, len, show, &ops, &out, NULL,
 			    &err) != 0) {
 		if (err.why != NULL) {
@@ -723,16 +666,13 @@ static void copy_file(struct copy *c, int dfd, const char *name)
 		goto out;
 	}
 	if (c->errors == 0) {
-		kept = keep_lines(c, out);
-		if (kept == NULL ||
-		    pwrap_write_file(c->pamd, name, kept, NULL) != 0) {
+		if (pwrap_write_file(c->pamd, name, out, NULL) != 0) {
 			c->errors++;
 		}
 	}
 out:
 	free(in);
 	free(out);
-	free(kept);
 	free(show);
 }
 
@@ -939,7 +879,6 @@ out:
 	}
 	pwrap_strv_free(c.files, c.nfiles);
 	pwrap_strv_free(c.seeded, c.nseeded);
-	free(c.at);
 	free(c.passdb_arg);
 	free(c.report.p);
 	free(c.json.p);
