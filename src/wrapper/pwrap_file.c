@@ -68,6 +68,11 @@ int pwrap_read_file(const char *path, char **buf, size_t *len)
 				 len);
 }
 
+/* Files readable by all: the runtime directory (0700) keeps them private,
+ * except while a process runs as another euid for a while, when libpam
+ * reads them as that uid (pwrap_uid.c). */
+#define PWRAP_FILE_MODE 0644
+
 /* Writes all of buf to fd. */
 static int write_all(int fd, const char *buf, size_t len)
 {
@@ -99,7 +104,7 @@ static int write_new(const char *path, const char *buf, size_t len)
 	if (fd < 0) {
 		return errno == EEXIST ? 1 : -1;
 	}
-	if (write_all(fd, buf, len) != 0) {
+	if (fchmod(fd, PWRAP_FILE_MODE) != 0 || write_all(fd, buf, len) != 0) {
 		saved = errno;
 		close(fd);
 	} else if (close(fd) == 0) {
@@ -128,11 +133,10 @@ int pwrap_write_file(const char *path, const char *buf, size_t len,
 		goto out;
 	}
 	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0 || write_all(fd, buf, len) != 0) {
+	if (fd < 0 || fchmod(fd, PWRAP_FILE_MODE) != 0 ||
+	    write_all(fd, buf, len) != 0) {
 		goto out;
 	}
-	/* mkostemp's 0600 is enough: the runtime directory is 0700 and only
-	 * its owner reads what is in it. */
 	if (close(fd) != 0) {
 		fd = -1;
 		goto out;
