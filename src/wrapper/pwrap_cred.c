@@ -129,6 +129,21 @@ bool pwrap_owner_trusted(uid_t owner, struct pwrap_ids *ids)
 	return pwrap_ids_trust(&seen, owner);
 }
 
+bool pwrap_owner_ours(uid_t owner)
+{
+	struct pwrap_ids ids;
+
+	if (owner == 0) {
+		return true;
+	}
+	ids_libc(&ids);
+	if (owner == ids.r || owner == ids.e) {
+		return true;
+	}
+	pwrap_ids_real(&ids);
+	return owner == ids.r || owner == ids.e;
+}
+
 bool pwrap_thread_euid(uid_t euid)
 {
 #if defined(__linux__) && (defined(SYS_setresuid32) || defined(SYS_setresuid))

@@ -9,9 +9,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -72,6 +74,19 @@ int pwrap_read_file(const char *path, char **buf, size_t *len)
  * except while a process runs as another euid for a while, when libpam
  * reads them as that uid (pwrap_uid.c). */
 #define PWRAP_FILE_MODE 0644
+
+bool pwrap_fsize_allows(off_t size, size_t len)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    ((uintmax_t)size <= rl.rlim_cur &&
+	     len <= rl.rlim_cur - (uintmax_t)size)) {
+		return true;
+	}
+	errno = EFBIG;
+	return false;
+}
 
 /* Writes all of buf to fd. */
 static int write_all(int fd, const char *buf, size_t len)

@@ -178,6 +178,10 @@ PWRAP_HIDDEN int pwrap_read_file(const char *path, char **buf, size_t *len);
  * written is left. */
 PWRAP_HIDDEN int pwrap_write_file(const char *path, const char *buf,
 				  size_t len, bool fresh);
+/* Whether a file may grow from size to size + len under the file size
+ * limit (RLIMIT_FSIZE, ulimit -f): a write past it would end the program
+ * with SIGXFSZ.  When not, errno is EFBIG. */
+PWRAP_HIDDEN bool pwrap_fsize_allows(off_t size, size_t len);
 
 /* ---- lists of named entries (pwrap_list.c) ----------------------------- */
 
@@ -218,6 +222,9 @@ PWRAP_HIDDEN void pwrap_ids_real(struct pwrap_ids *ids);
 PWRAP_HIDDEN bool pwrap_ids_trust(const struct pwrap_ids *ids, uid_t owner);
 /* The same for this process now; *ids (may be NULL) gets its ids. */
 PWRAP_HIDDEN bool pwrap_owner_trusted(uid_t owner, struct pwrap_ids *ids);
+/* Whether owner is root or the process's real or effective uid: not
+ * another user (for files the process writes into). */
+PWRAP_HIDDEN bool pwrap_owner_ours(uid_t owner);
 /* Sets the effective uid of the calling thread only (Linux; elsewhere,
  * or when refused, false): for the last clean-up of a process that ends
  * while it runs as another euid for a while. */
