@@ -66,8 +66,10 @@ bool pwrap_sig_eq(const struct pwrap_sig *a, const struct pwrap_sig *b)
 
 int pwrap_read_file(const char *path, char **buf, size_t *len)
 {
-	return pamconf_read_file(AT_FDCWD, path, PWRAP_MAX_SERVICE_FILE, buf,
-				 len);
+	/* Any size, as libpam reads any: only a regular file, whose size
+	 * when opened bounds the read (a device or FIFO could give bytes for
+	 * ever), and no more than a buffer can hold. */
+	return pamconf_read_file(AT_FDCWD, path, SIZE_MAX - 1, buf, len);
 }
 
 /* Files readable by all: the runtime directory (0700) keeps them private,
@@ -139,6 +141,15 @@ int pwrap_write_file(const char *path, const char *buf, size_t len,
 	int fd = -1;
 	int rc = -1;
 
+	if (!pwrap_fsize_allows(0, len)) {
+		/* a write past the limit would end the program (SIGXFSZ) */
+		PWRAP_LOG(PWRAP_LOG_ERROR, "not writing %s: its %zu bytes are "
+			  "over the file size limit of this process (ulimit "
+			  "-f); libpam only reads service files, the wrapper "
+			  "must write its copies", path, len);
+		errno = EFBIG;
+		return -1;
+	}
 	if (fresh && (rc = write_new(path, buf, len)) <= 0) {
 		return rc;
 	}

@@ -195,6 +195,14 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 		goto out;
 	}
 	service_file_name(service, name);
+	if (pwrap_name_reserved(name)) {
+		/* libpam would read conf/<name>, the wrapper's own */
+		PWRAP_LOG(PWRAP_LOG_ERROR, "service name '%s' is reserved: the "
+			  "wrapper keeps conf/%s of its runtime directory for "
+			  "itself, so libpam cannot read a service file of that "
+			  "name there; rename it", name, name);
+		goto out;
+	}
 	for (int round = 0;; round++) {
 		if (runtime_ready(&src) != 0) {
 			rc = PAM_ABORT;
@@ -240,7 +248,7 @@ int pwrap_prepared_open(const char *name)
 {
 	int dfd, fd = -1;
 
-	if (!pwrap_name_is_plain(name)) {
+	if (!pwrap_name_is_service(name)) {
 		errno = ENOENT;
 		return -1;
 	}

@@ -145,8 +145,6 @@ PWRAP_HIDDEN char *pwrap_module_path(const char *conf, const char *module,
 
 /* ---- small file helpers (pwrap_file.c) ---------------------------------- */
 
-#define PWRAP_MAX_SERVICE_FILE (4 * 1024 * 1024)
-
 /* Path buffers of the hot path live on the stack. */
 typedef char pwrap_path[4096];
 
@@ -168,8 +166,9 @@ PWRAP_HIDDEN bool pwrap_sig_of(const char *path, struct pwrap_sig *sig);
 PWRAP_HIDDEN bool pwrap_sig_eq(const struct pwrap_sig *a,
 			       const struct pwrap_sig *b);
 
-/* Reads a whole regular file of at most PWRAP_MAX_SERVICE_FILE bytes; *buf
- * is malloc'd (caller frees) and NUL-terminated.  -1 with errno set. */
+/* Reads a whole regular file, of any size (no more than its size when
+ * opened: it never reads without bound); *buf is malloc'd (caller frees)
+ * and NUL-terminated.  -1 with errno set (EINVAL: not a regular file). */
 PWRAP_HIDDEN int pwrap_read_file(const char *path, char **buf, size_t *len);
 /* Writes buf to path so that no reader sees part of it: a temporary file in
  * the same directory, then rename; when the caller knows path is new
@@ -344,7 +343,7 @@ PWRAP_HIDDEN int pwrap_prepare(const char *service, const char *svcdir,
 
 /* Opens conf/name of the current runtime directory for reading, through
  * the descriptor of conf/ (the legacy path): a descriptor, or -1 with
- * errno set.  Only a plain name (no '/', no leading '.').  Takes the
+ * errno set.  Only a service's name (pwrap_name_is_service).  Takes the
  * preparation lock: never call it with that lock held. */
 PWRAP_HIDDEN int pwrap_prepared_open(const char *name);
 
@@ -424,6 +423,12 @@ PWRAP_HIDDEN const char *pwrap_source_shown(const struct pwrap_source *src);
 
 /* Whether name can be a file of services/ (no '/', no leading '.'). */
 PWRAP_HIDDEN bool pwrap_name_is_plain(const char *name);
+/* Whether libpam reads a file of that name in its configuration directory
+ * for a service of that name: not empty, no '/', not "." or ".." (which it
+ * reads as empty directories) and not one of the names the wrapper keeps
+ * for itself in conf/ (pwrap_name_reserved: .inc and .m). */
+PWRAP_HIDDEN bool pwrap_name_is_service(const char *name);
+PWRAP_HIDDEN bool pwrap_name_reserved(const char *name);
 /* Before a new runtime directory replaces the current one (inherited,
  * full, or before a switch of uid): remembers the files a test wrote into
  * its services/ (added to what is remembered already). */
