@@ -61,15 +61,6 @@ static int run_service(char **env, const char *service,
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* How many lines "WHAT: RC" OUT has. */
-static int count_rc(const char *out, const char *what, int rc)
-{
-	char line[64];
-
-	snprintf(line, sizeof(line), "%s: %d\n", what, rc);
-	return trust_count(out, line);
-}
-
 #define DENY "auth required pam_deny.so\naccount required pam_deny.so\n"
 
 #if defined(PWRAP_HAVE_PAM_START_CONFDIR) && !defined(PWRAP_OPENPAM)
@@ -113,7 +104,7 @@ static void test_hidden_service(void **state)
 	assert_int_equal(bare_hidden(c->f.svc), PAM_SUCCESS);
 #endif
 	if (run_service(c->f.env, ".hidden", steps, &out) != 0 ||
-	    count_rc(out, "txn", PAM_SUCCESS) != 1) {
+	    trust_count_rc(out, "txn", PAM_SUCCESS) != 1) {
 		fail_msg("pam_start(\".hidden\") must read .hidden; the client "
 			 "said:\n%s", out);
 	}
@@ -164,7 +155,7 @@ static void test_closefrom_no_sweep(void **state)
 	(void)trust_run(c->f.env, "alice", sweeper, &out);
 	there = lstat(top, &st) == 0;
 	assert_int_equal(trust_pause_finish(&p), 1);
-	if (!there || count_rc(p.out, "txn", PAM_AUTH_ERR) != 2) {
+	if (!there || trust_count_rc(p.out, "txn", PAM_AUTH_ERR) != 2) {
 		fail_msg("%s %s after another process's sweep; the program "
 			 "said:\n%s", top, there ? "was there" : "was gone",
 			 p.out);
@@ -244,7 +235,7 @@ static void test_large_service(void **state)
 
 	big_service(c, 5 * 1024 * 1024);
 	rc = trust_run(c->f.env, "alice", steps, &out);
-	if (rc != 0 || count_rc(out, "txn", PAM_SUCCESS) != 1) {
+	if (rc != 0 || trust_count_rc(out, "txn", PAM_SUCCESS) != 1) {
 		fail_msg("a 5 MiB service file: exit %d:\n%s", rc, out);
 	}
 	free(out);

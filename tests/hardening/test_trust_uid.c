@@ -49,15 +49,6 @@
 
 #define PW TRUST_PW
 
-/* How many lines "WHAT: RC" OUT has (RC: the libpam's value). */
-static int count_rc(const char *out, const char *what, int rc)
-{
-	char line[64];
-
-	snprintf(line, sizeof(line), "%s: %d\n", what, rc);
-	return trust_count(out, line);
-}
-
 /* Root only; TMPDIR as /tmp (both users may make entries there). */
 static bool setup_root(struct trust_ctx *c, const char *why)
 {
@@ -99,8 +90,8 @@ static void test_seteuid_attacker(void **state)
 	in_conf = trust_plant_as_nobody(top, "conf");
 	rc = trust_pause_finish(&p);
 	if (st.st_uid != 0 || in_svc || in_conf || rc != 1 ||
-	    count_rc(p.out, "txn", PAM_AUTH_ERR) != 2 ||
-	    count_rc(p.out, "txn", PAM_SUCCESS) != 2) {
+	    trust_count_rc(p.out, "txn", PAM_AUTH_ERR) != 2 ||
+	    trust_count_rc(p.out, "txn", PAM_SUCCESS) != 2) {
 		fail_msg("with euid nobody the process used %s (uid %lu's); "
 			 "nobody %s plant services/, %s plant conf/; it "
 			 "said:\n%s", top, (unsigned long)st.st_uid,
@@ -138,7 +129,7 @@ static void test_seteuid_first_use(void **state)
 	assert_int_equal(trust_run(c->f.env, "alice", steps, &out), 1);
 	top = trust_first_top(out);
 	if (trust_count(out, refused) != 1 ||
-	    count_rc(out, "txn", PAM_SUCCESS) != 2 ||
+	    trust_count_rc(out, "txn", PAM_SUCCESS) != 2 ||
 	    strstr(out, "effective uid 65534") == NULL ||
 	    lstat(top, &st) == 0) {
 		fail_msg("first use as nobody must be refused loudly, the "
@@ -165,7 +156,7 @@ static void test_file_kept_across_seteuid(void **state)
 		skip();
 	}
 	assert_int_equal(trust_run(c->f.env, "alice", steps, &out), 1);
-	if (count_rc(out, "txn", PAM_AUTH_ERR) != 3 ||
+	if (trust_count_rc(out, "txn", PAM_AUTH_ERR) != 3 ||
 	    strstr(out, "not taking") != NULL) {
 		fail_msg("the test's file must deny all three transactions; "
 			 "the client said:\n%s", out);
@@ -191,8 +182,8 @@ static void test_child_sees_parent_file(void **state)
 		skip();
 	}
 	assert_int_equal(trust_run(c->f.env, "alice", steps, &out), 1);
-	if (count_rc(out, "child", PAM_AUTH_ERR) != 2 ||
-	    count_rc(out, "txn", PAM_AUTH_ERR) != 2) {
+	if (trust_count_rc(out, "child", PAM_AUTH_ERR) != 2 ||
+	    trust_count_rc(out, "txn", PAM_AUTH_ERR) != 2) {
 		fail_msg("the children must run the test's file (deny); the "
 			 "client said:\n%s", out);
 	}

@@ -107,6 +107,14 @@ int trust_count(const char *hay, const char *needle)
 	return n;
 }
 
+int trust_count_rc(const char *out, const char *what, int rc)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "%s: %d\n", what, rc);
+	return trust_count(out, line);
+}
+
 bool trust_under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);

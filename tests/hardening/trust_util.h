@@ -46,6 +46,9 @@ int trust_run(char **env, const char *user, const char *const *steps,
 char *trust_nth_dir(const char *out, int nth);
 /* How many times NEEDLE occurs in HAY. */
 int trust_count(const char *hay, const char *needle);
+/* How many lines "WHAT: RC" OUT has (RC: the value of the libpam under
+ * test, PAM_AUTH_ERR is 7 on Linux-PAM, 9 on OpenPAM). */
+int trust_count_rc(const char *out, const char *what, int rc);
 /* Whether PATH is below DIR. */
 bool trust_under(const char *path, const char *dir);
 
