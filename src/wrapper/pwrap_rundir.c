@@ -685,15 +685,49 @@ int pwrap_rundir_ensure(void)
 	return make_new() == 0 ? 1 : -1;
 }
 
+/*
+ * A process that runs as another euid for a while (its directory's owner
+ * still its real or saved uid; the directory is searchable then) cannot
+ * remove the directory: for that, at its end or at a switch for good from
+ * there, the calling thread alone becomes the owner again, and then what
+ * it was (other threads, and exit handlers that run later, see no
+ * change).  Returns the euid to go back to ((uid_t)-1: none).
+ */
+static uid_t owner_for_removal(void)
+{
+	struct pwrap_ids ids;
+
+	if (rd.cur.top == NULL || rd.owner != getpid() || !rd.searchable) {
+		return (uid_t)-1;
+	}
+	pwrap_ids_real(&ids);
+	if (ids.e == rd.fsuid || (ids.r != rd.fsuid && ids.s != rd.fsuid) ||
+	    !pwrap_thread_euid(rd.fsuid)) {
+		return (uid_t)-1;
+	}
+	return ids.e;
+}
+
+static void owner_no_more(uid_t was)
+{
+	if (was != (uid_t)-1) {
+		(void)pwrap_thread_euid(was);
+	}
+}
+
 bool pwrap_rundir_drop(void)
 {
+	uid_t was;
+
 	if (rd.cur.top != NULL && rd.owner == getpid()) {
 		PWRAP_LOG(PWRAP_LOG_DEBUG, "removing runtime directory %s "
 			  "before the switch of uid", rd.cur.top);
+		was = owner_for_removal();
 		/* the one inherited before it too: after daemon(3) nobody
 		 * else would */
 		held_drop(&rd.prev, !rd.keep);
 		retire(true);
+		owner_no_more(was);
 		return true;
 	}
 	/* Inherited: removed only when the parent holds it no more (after
@@ -746,27 +780,13 @@ int pwrap_rundir_conf_fd(void)
  */
 __attribute__((destructor)) static void rundir_destructor(void)
 {
-	struct pwrap_ids ids;
-	bool back = false;
+	uid_t was;
 
 	if (rd.keep) {
 		return;
 	}
-	/* A process that ends while it runs as another euid for a while
-	 * (its directory's owner still its real or saved uid; the directory
-	 * is searchable then) could not remove the directory: the exiting
-	 * thread alone becomes the owner
-	 * again for that, and then what it was (other threads, and exit
-	 * handlers that run later, see no change). */
-	if (rd.cur.top != NULL && rd.owner == getpid() && rd.searchable) {
-		pwrap_ids_real(&ids);
-		back = ids.e != rd.fsuid &&
-		       (ids.r == rd.fsuid || ids.s == rd.fsuid) &&
-		       pwrap_thread_euid(rd.fsuid);
-	}
+	was = owner_for_removal();
 	held_drop(&rd.cur, true);
 	held_drop(&rd.prev, true);
-	if (back) {
-		(void)pwrap_thread_euid(ids.e);
-	}
+	owner_no_more(was);
 }

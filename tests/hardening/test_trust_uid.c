@@ -24,6 +24,10 @@
  *   child_sees_parent_file  a forked child that switches its euid, or
  *                         drops for good, runs the test's file (9c82650:
  *                         the service directory's, silently)
+ *   for_a_while_then_for_good  seteuid(nobody), then setresuid to
+ *                         nobody: root's directory is removed, the test's
+ *                         file goes along (a guard of the switch for a
+ *                         while)
  *   threads_while_switching  threads in PAM while another thread switches
  *                         the euid back and forth: no PAM_ABORT, no wrong
  *                         verdict, nothing left after the exit (9c82650:
@@ -140,6 +144,39 @@ static void test_seteuid_first_use(void **state)
 	free(out);
 }
 
+/*
+ * From a switch for a while to one for good: root switches its euid to
+ * nobody, then, as nobody, gives up the real and saved uid 0 too.  Root's
+ * directory cannot be removed as nobody; it must not be left behind, and
+ * the test's file goes along into nobody's new one.  (Not a defect of
+ * 9c82650, which had no directory of root's at that point: a guard of the
+ * switch for a while.)
+ */
+static void test_for_a_while_then_for_good(void **state)
+{
+	static const char *const steps[] = {
+		"deny", "txn:" PW, "dir", "seteuid:65534", "txn:" PW,
+		"resuid:65534", "txn:" PW, NULL
+	};
+	struct trust_ctx *c = *state;
+	char *out, *top;
+	struct stat st;
+
+	if (!setup_root(c, "switching from root to nobody")) {
+		skip();
+	}
+	assert_int_equal(trust_run(c->f.env, "alice", steps, &out), 1);
+	top = trust_first_top(out);
+	if (trust_count_rc(out, "txn", PAM_AUTH_ERR) != 3 ||
+	    stat(top, &st) == 0 || tu_wait_empty(c->f.tmp, 10) != 0) {
+		fail_msg("the test's file must deny all three, nothing be "
+			 "left; the client said:\n%s", out);
+	}
+	assert_null(strstr(out, "PWRAP_ERROR"));
+	free(top);
+	free(out);
+}
+
 /* sshd's pattern: the test's own file (a stack that denies everyone),
  * written into PAM_WRAPPER_RUNTIME_DIR as root, is in force before, during
  * and after a temporary switch to nobody. */
@@ -231,6 +268,7 @@ int main(void)
 		T(test_seteuid_attacker),
 		T(test_seteuid_first_use),
 		T(test_file_kept_across_seteuid),
+		T(test_for_a_while_then_for_good),
 		T(test_child_sees_parent_file),
 		T(test_threads_while_switching),
 	};

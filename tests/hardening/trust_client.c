@@ -36,6 +36,8 @@
  *   txns:N:PASSWORD  N txn:PASSWORD, printing only "txns: N0" (how many
  *                 succeeded)
  *   closefrom:FD  closes every descriptor from FD on
+ *   resuid:UID    setresuid(UID, UID, UID) (from a switch for a while:
+ *                 allowed without root, as the euid is UID)
  *
  * stdout is line-buffered.  Exit status: 0 every txn succeeded, 1 one
  * failed, 2 a step failed or usage.
@@ -360,6 +362,14 @@ int main(int argc, char **argv)
 			if (ok != n) {
 				status = 1;
 			}
+		} else if (strncmp(s, "resuid:", 7) == 0) {
+			uid_t u = (uid_t)strtoul(s + 7, NULL, 10);
+
+			if (setresuid(u, u, u) != 0) {
+				perror("setresuid");
+				return 2;
+			}
+			printf("resuid: %lu\n", (unsigned long)u);
 		} else if (strncmp(s, "closefrom:", 10) == 0) {
 			closefrom((int)strtol(s + 10, NULL, 10));
 		} else if (strncmp(s, "seteuid:", 8) == 0) {
