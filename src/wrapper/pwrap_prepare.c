@@ -76,9 +76,19 @@ static int runtime_ready(const struct pwrap_source *src)
 		 * directory it must not trust: it reads its parent's as it
 		 * is (the parent opened it for search, see pwrap_uid.c). */
 		pwrap_ids_real(&ids);
+		if (!pwrap_ids_trust(&ids, ids.e) && pwrap_rundir_intact()) {
+			return pwrap_rundir_trusted() ? 0 : -1;
+		}
 		if (!pwrap_ids_trust(&ids, ids.e)) {
-			return pwrap_rundir_intact() && pwrap_rundir_trusted()
-				       ? 0 : -1;
+			PWRAP_LOG(PWRAP_LOG_ERROR, "this forked process runs "
+				  "as effective uid %lu for a while (real and "
+				  "saved uids %lu, %lu): a runtime directory "
+				  "made now could not be trusted, and its "
+				  "parent's %s cannot be read: %s",
+				  (unsigned long)ids.e, (unsigned long)ids.r,
+				  (unsigned long)ids.s, pwrap_rundir()->top,
+				  strerror(errno));
+			return -1;
 		}
 	}
 	/* each round that fills a new directory either succeeds or marks a
@@ -328,9 +338,12 @@ unsigned pwrap_uid_before(const struct pwrap_uid_call *call)
 		}
 		return 0;
 	}
-	if (next.e != owner && cur.e == owner) {
+	if (next.e != owner && cur.e == owner &&
+	    (!pwrap_rundir_inherited() || pwrap_fork_child())) {
 		/* For a while: the directory stays in use, and libpam (of
-		 * any thread) reads it as the new euid from the switch on. */
+		 * any thread) reads it as the new euid from the switch on.
+		 * (A child of vfork(2) is about to exec: its parent's
+		 * directory stays private.) */
 		pwrap_rundir_searchable(true);
 		return PWRAP_UID_OPENED;
 	}
