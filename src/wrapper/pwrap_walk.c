@@ -432,7 +432,8 @@ static int write_gen(const struct walk *w, const char *gpath, const char *buf,
 	if (errno != ENOENT || INCLUDE_BY_NAME ||
 	    !pwrap_pjoin(inc, w->conf, ".inc") ||
 	    strncmp(gpath, inc, strlen(inc)) != 0 ||
-	    (mkdir(inc, 0755) != 0 && errno != EEXIST) || chmod(inc, 0755) != 0) {
+	    (mkdir(inc, 0755) != 0 && errno != EEXIST) ||
+	    chmod(inc, 0755) != 0) {
 		return -1;
 	}
 	return pwrap_write_file(gpath, buf, len, fresh);
