@@ -3,9 +3,12 @@
  * The runtime directory of a wrapped process: where it is made, how we
  * know it is still ours, and its end without any helper process.
  *
- * Layout: <base>/pam_wrapper.<pid>.XXXXXX/ (mode 0700) with
+ * Layout: <base>/pam_wrapper.<pid>.XXXXXX/ (mode 0700; 0711 while the
+ * process runs as another euid for a while, see pwrap_uid.c) with
  *   .lock      liveness: its owner holds flock(LOCK_SH) on it through a
- *              descriptor that forked children inherit (and exec closes);
+ *              mapping of it (Linux, see map_probe: a program's
+ *              closefrom() cannot drop it) or a descriptor, which forked
+ *              children inherit (and exec drops);
  *   services/  exported as PAM_WRAPPER_RUNTIME_DIR;
  *   conf/      what libpam reads; conf/.inc/ holds included files (made
  *              when first needed).
@@ -33,9 +36,14 @@
  * its own (at its first use of PAM) keeps holding the one it inherited and
  * removes it at exit if nobody else holds it: a program that calls
  * daemon(3) (whose parent ends with _exit) leaves nothing.  Before the
- * process switches its effective uid away from the owner (it could not
- * remove the directory afterwards), the directories it holds, made or
- * inherited, go unless another process holds them (pwrap_uid.c).
+ * process switches its effective uid away from the owner for good (it
+ * could not remove the directory afterwards), the directories it holds,
+ * made or inherited, go unless another process holds them (pwrap_uid.c);
+ * through a switch for a while the directory stays in use, and is removed
+ * by the owner's uid taken back in the calling thread alone when the
+ * process ends so switched (owner_for_removal).  Only a directory the
+ * process may read a stack from is used (pwrap_cred.c; checked when made
+ * and at each preparation).
  * After _exit, exec or a kill, the next wrapped process of the same user
  * that makes a directory removes every directory whose lock it can take
  * (the sweep, pwrap_sweep.c).  Kept directories (PAM_WRAPPER_KEEP_DIR=1)
@@ -63,7 +71,7 @@ struct held {
 	char *top;		/* malloc'd path; NULL: none */
 	int lockfd;		/* holds LOCK_SH on top/.lock; -1 if none */
 	void *map;		/* or a mapping of top/.lock holds it (see
-				 * map_lock); NULL if none */
+				 * map_probe); NULL if none */
 	dev_t ldev;		/* identity of top/.lock: tells that lockfd */
 	ino_t lino;		/* is still ours (a program may close it),
 				 * and at exit that top is our directory */
