@@ -284,13 +284,14 @@ PWRAP_EXPORT int pam_set_item(pam_handle_t *pamh, int item_type,
 
 		/* libpam opens <confdir>/<name> as given (only pam_start cuts
 		 * a path off): a name with a '/' could leave the test setup,
-		 * one starting with '/' names a system file. */
-		if (name[0] == '\0' || name[0] == '.' ||
-		    strchr(name, '/') != NULL) {
+		 * one starting with '/' names a system file; "." and ".." are
+		 * directories, and two names are the wrapper's own. */
+		if (!pwrap_name_is_service(name)) {
 			PWRAP_LOG(PWRAP_LOG_ERROR, "pam_set_item(PAM_SERVICE, "
 				  "\"%s\") refused: a service name is a file "
 				  "name in the service directory (no '/', not "
-				  "empty, no leading '.')", name);
+				  "empty, not . or .., not .inc or .m, which the "
+				  "wrapper keeps for itself)", name);
 			return PAM_BAD_ITEM;
 		}
 		/* libpam reloads the stack for the new name from the same

@@ -9,9 +9,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -64,8 +66,28 @@ bool pwrap_sig_eq(const struct pwrap_sig *a, const struct pwrap_sig *b)
 
 int pwrap_read_file(const char *path, char **buf, size_t *len)
 {
-	return pamconf_read_file(AT_FDCWD, path, PWRAP_MAX_SERVICE_FILE, buf,
-				 len);
+	/* Any size, as libpam reads any: only a regular file, whose size
+	 * when opened bounds the read (a device or FIFO could give bytes for
+	 * ever), and no more than a buffer can hold. */
+	return pamconf_read_file(AT_FDCWD, path, SIZE_MAX - 1, buf, len);
+}
+
+/* Files readable by all: the runtime directory (0700) keeps them private,
+ * except while a process runs as another euid for a while, when libpam
+ * reads them as that uid (pwrap_uid.c). */
+#define PWRAP_FILE_MODE 0644
+
+bool pwrap_fsize_allows(off_t size, size_t len)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    ((uintmax_t)size <= rl.rlim_cur &&
+	     len <= rl.rlim_cur - (uintmax_t)size)) {
+		return true;
+	}
+	errno = EFBIG;
+	return false;
 }
 
 /* Writes all of buf to fd. */
@@ -99,7 +121,7 @@ static int write_new(const char *path, const char *buf, size_t len)
 	if (fd < 0) {
 		return errno == EEXIST ? 1 : -1;
 	}
-	if (write_all(fd, buf, len) != 0) {
+	if (fchmod(fd, PWRAP_FILE_MODE) != 0 || write_all(fd, buf, len) != 0) {
 		saved = errno;
 		close(fd);
 	} else if (close(fd) == 0) {
@@ -119,6 +141,15 @@ int pwrap_write_file(const char *path, const char *buf, size_t len,
 	int fd = -1;
 	int rc = -1;
 
+	if (!pwrap_fsize_allows(0, len)) {
+		/* a write past the limit would end the program (SIGXFSZ) */
+		PWRAP_LOG(PWRAP_LOG_ERROR, "not writing %s: its %zu bytes are "
+			  "over the file size limit of this process (ulimit "
+			  "-f); libpam only reads service files, the wrapper "
+			  "must write its copies", path, len);
+		errno = EFBIG;
+		return -1;
+	}
 	if (fresh && (rc = write_new(path, buf, len)) <= 0) {
 		return rc;
 	}
@@ -128,11 +159,10 @@ int pwrap_write_file(const char *path, const char *buf, size_t len,
 		goto out;
 	}
 	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0 || write_all(fd, buf, len) != 0) {
+	if (fd < 0 || fchmod(fd, PWRAP_FILE_MODE) != 0 ||
+	    write_all(fd, buf, len) != 0) {
 		goto out;
 	}
-	/* mkostemp's 0600 is enough: the runtime directory is 0700 and only
-	 * its owner reads what is in it. */
 	if (close(fd) != 0) {
 		fd = -1;
 		goto out;

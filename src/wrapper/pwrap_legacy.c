@@ -105,7 +105,7 @@ static enum legacy_map classify(const char *path, const char **name)
 	if (dlen < 6 || memcmp(path + dlen - 6, "/pam.d", 6) != 0) {
 		return MAP_PASS;
 	}
-	return pwrap_name_is_plain(*name) ? MAP_CONF : MAP_NONE;
+	return pwrap_name_is_service(*name) ? MAP_CONF : MAP_NONE;
 }
 
 /* Whether the code at addr belongs to the libpam we forward to. */

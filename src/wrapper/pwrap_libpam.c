@@ -203,7 +203,9 @@ static char *module_link(const char *conf, const char *target,
 	if (!pwrap_pjoin(dir, conf, ".m") || !pwrap_pjoin(link, dir, module)) {
 		return NULL;
 	}
-	(void)mkdir(dir, 0755);
+	if (mkdir(dir, 0755) == 0) {
+		(void)chmod(dir, 0755);	/* whatever the umask */
+	}
 	n = readlink(link, now, sizeof(now) - 1);
 	if (n < 0 || (size_t)n != strlen(target) ||
 	    memcmp(now, target, (size_t)n) != 0) {

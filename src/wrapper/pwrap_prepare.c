@@ -25,6 +25,15 @@
 #include "pwrap_private.h"
 
 static pthread_mutex_t prep_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The pid of this process when it is a child of fork(2) (set by the fork
+ * handler, which a child of vfork(2) does not run), else 0 or the pid of
+ * the process it was copied from. */
+static pid_t fork_pid;
+
+bool pwrap_fork_child(void)
+{
+	return fork_pid != 0 && fork_pid == getpid();
+}
 
 static void atfork_prepare(void)
 {
@@ -38,6 +47,7 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
+	fork_pid = getpid();
 	/* The child has one thread, ours: the lock is free again. */
 	pthread_mutex_unlock(&prep_lock);
 }
@@ -58,6 +68,29 @@ __attribute__((constructor)) static void prep_init(void)
  */
 static int runtime_ready(const struct pwrap_source *src)
 {
+	struct pwrap_ids ids;
+
+	if (pwrap_rundir_inherited()) {
+		/* A child that runs as another euid than its real or saved
+		 * uid (a forked child after seteuid) could make only a
+		 * directory it must not trust: it reads its parent's as it
+		 * is (the parent opened it for search, see pwrap_uid.c). */
+		pwrap_ids_real(&ids);
+		if (!pwrap_ids_trust(&ids, ids.e) && pwrap_rundir_intact()) {
+			return pwrap_rundir_trusted() ? 0 : -1;
+		}
+		if (!pwrap_ids_trust(&ids, ids.e)) {
+			PWRAP_LOG(PWRAP_LOG_ERROR, "this forked process runs "
+				  "as effective uid %lu for a while (real and "
+				  "saved uids %lu, %lu): a runtime directory "
+				  "made now could not be trusted, and its "
+				  "parent's %s cannot be read: %s",
+				  (unsigned long)ids.e, (unsigned long)ids.r,
+				  (unsigned long)ids.s, pwrap_rundir()->top,
+				  strerror(errno));
+			return -1;
+		}
+	}
 	/* each round that fills a new directory either succeeds or marks a
 	 * base full, and pwrap_rundir_ensure skips full bases */
 	for (int round = 0; round <= PWRAP_MAX_BASES; round++) {
@@ -88,16 +121,22 @@ void pwrap_runtime_early(void)
 	/* else no PAM here (yet): stay out of the way */
 }
 
-void pwrap_runtime_now(void)
+/* pwrap_runtime_now with the lock held. */
+static void runtime_now_locked(void)
 {
 	struct pwrap_source src;
 	int ok;
 
-	pthread_mutex_lock(&prep_lock);
 	/* A missing service dir only leaves services/ empty; pam_start
 	 * reports it. */
 	ok = pwrap_source_of(NULL, &src, false);
 	(void)runtime_ready(ok ? &src : NULL);
+}
+
+void pwrap_runtime_now(void)
+{
+	pthread_mutex_lock(&prep_lock);
+	runtime_now_locked();
 	pthread_mutex_unlock(&prep_lock);
 }
 
@@ -121,6 +160,32 @@ static void service_file_name(const char *service, pwrap_path name)
 	}
 }
 
+/* After a failed preparation: when the process runs as another euid than
+ * its directory's owner for a while, that is why (it cannot write there). */
+static void explain_switch(void)
+{
+	const struct pwrap_rundir *d = pwrap_rundir();
+	uid_t owner = pwrap_rundir_owner();
+	struct pwrap_ids ids;
+
+	if (owner == (uid_t)-1 || d->top == NULL) {
+		return;
+	}
+	pwrap_ids_real(&ids);
+	if (ids.e == owner || (ids.r != owner && ids.s != owner)) {
+		return;
+	}
+	PWRAP_LOG(PWRAP_LOG_ERROR, "the runtime directory %s is uid %lu's and "
+		  "this process runs as effective uid %lu until it switches "
+		  "back: the wrapper cannot bring it up to date meanwhile (a "
+		  "service used for the first time, or service files changed, "
+		  "since the switch), and it reads no stack from a directory "
+		  "uid %lu could write, from which a module could take uid %lu "
+		  "back; use the service once before the switch",
+		  d->top, (unsigned long)owner, (unsigned long)ids.e,
+		  (unsigned long)ids.e, (unsigned long)owner);
+}
+
 int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 {
 	struct pwrap_source src;
@@ -140,6 +205,14 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 		goto out;
 	}
 	service_file_name(service, name);
+	if (pwrap_name_reserved(name)) {
+		/* libpam would read conf/<name>, the wrapper's own */
+		PWRAP_LOG(PWRAP_LOG_ERROR, "service name '%s' is reserved: the "
+			  "wrapper keeps conf/%s of its runtime directory for "
+			  "itself, so libpam cannot read a service file of that "
+			  "name there; rename it", name, name);
+		goto out;
+	}
 	for (int round = 0;; round++) {
 		if (runtime_ready(&src) != 0) {
 			rc = PAM_ABORT;
@@ -166,6 +239,7 @@ int pwrap_prepare(const char *service, const char *svcdir, char **confdir)
 		goto out;
 	}
 	if (rc != PAM_SUCCESS) {
+		explain_switch();
 		goto out;
 	}
 	if (confdir != NULL &&
@@ -184,7 +258,7 @@ int pwrap_prepared_open(const char *name)
 {
 	int dfd, fd = -1;
 
-	if (!pwrap_name_is_plain(name)) {
+	if (!pwrap_name_is_service(name)) {
 		errno = ENOENT;
 		return -1;
 	}
@@ -203,26 +277,94 @@ int pwrap_prepared_open(const char *name)
 	return fd;
 }
 
-bool pwrap_uid_switch(uid_t euid)
+/* The credentials a call would give a process that has cur (see
+ * setresuid(2): setreuid also sets the saved uid when it sets the real
+ * one, or the effective one to another than the real). */
+static void predict(const struct pwrap_uid_call *c, const struct pwrap_ids *cur,
+		    struct pwrap_ids *next)
 {
-	bool went = false;
+	const uid_t keep = (uid_t)-1;
+
+	*next = *cur;
+	switch (c->fn) {
+	case PWRAP_SETUID:
+		if (cur->e == 0) {
+			next->r = next->s = c->e;
+		}
+		next->e = c->e;
+		break;
+	case PWRAP_SETEUID:
+		next->e = c->e;
+		break;
+	case PWRAP_SETREUID:
+		next->r = c->r != keep ? c->r : cur->r;
+		next->e = c->e != keep ? c->e : cur->e;
+		if (c->r != keep || (c->e != keep && c->e != cur->r)) {
+			next->s = next->e;
+		}
+		break;
+	case PWRAP_SETRESUID:
+		next->r = c->r != keep ? c->r : cur->r;
+		next->e = c->e != keep ? c->e : cur->e;
+		next->s = c->s != keep ? c->s : cur->s;
+		break;
+	}
+}
+
+unsigned pwrap_uid_before(const struct pwrap_uid_call *call)
+{
+	struct pwrap_ids cur, next;
 	uid_t owner;
 
 	pthread_mutex_lock(&prep_lock);
 	owner = pwrap_rundir_owner();
-	/* any uid only its own: one another could not use, and (root may
-	 * enter anyone's) one whose owner could swap what root reads */
-	if (owner != (uid_t)-1 && euid != owner) {
-		/* (an inherited one changes nothing unless it goes: see
-		 * pwrap_rundir_drop) */
-		if (!pwrap_rundir_inherited() && pwrap_rundir_intact()) {
+	if (owner == (uid_t)-1) {
+		return 0;
+	}
+	pwrap_ids_real(&cur);
+	predict(call, &cur, &next);
+	if (next.r != owner && next.e != owner && next.s != owner) {
+		/* For good: afterwards the process could neither use the
+		 * directories nor remove them.  The test's files go along
+		 * (from a directory a forked child inherited too, but not
+		 * in a child of vfork(2), whose memory is its parent's). */
+		if ((!pwrap_rundir_inherited() || pwrap_fork_child()) &&
+		    pwrap_rundir_intact()) {
 			pwrap_services_save();
 		}
-		went = pwrap_rundir_drop();
-		if (went) {
+		if (pwrap_rundir_drop()) {
 			pwrap_walk_forget();
+			return PWRAP_UID_WENT;
+		}
+		return 0;
+	}
+	if (next.e != owner && cur.e == owner &&
+	    (!pwrap_rundir_inherited() || pwrap_fork_child())) {
+		/* For a while: the directory stays in use, and libpam (of
+		 * any thread) reads it as the new euid from the switch on.
+		 * (A child of vfork(2) is about to exec: its parent's
+		 * directory stays private.) */
+		pwrap_rundir_searchable(true);
+		return PWRAP_UID_OPENED;
+	}
+	return pwrap_rundir_searchable_now() ? PWRAP_UID_OPENED : 0;
+}
+
+void pwrap_uid_after(unsigned what)
+{
+	struct pwrap_ids now;
+	uid_t owner = pwrap_rundir_owner();
+
+	if ((what & PWRAP_UID_WENT) != 0 && pwrap_enabled()) {
+		runtime_now_locked();
+	}
+	if ((what & PWRAP_UID_OPENED) != 0 && owner != (uid_t)-1 &&
+	    !pwrap_rundir_inherited()) {
+		/* back to the owner (or the call failed): closed again */
+		pwrap_ids_real(&now);
+		if (now.e == owner) {
+			pwrap_rundir_searchable(false);
 		}
 	}
 	pthread_mutex_unlock(&prep_lock);
-	return went;
 }

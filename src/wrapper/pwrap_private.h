@@ -14,7 +14,8 @@
  *                     pwrap_base.c: where (trusted bases);
  *                     pwrap_sweep.c: removing unused ones
  *   pwrap_uid.c       setuid and friends: the directory goes before a
- *                     switch of uid
+ *                     switch of uid for good, stays through one for a
+ *                     while; pwrap_cred.c: whose directories to trust
  *   pwrap_conf.c      the rewriter, a pure function (text in, text out)
  *   pwrap_file.c, pwrap_libpam.c, pwrap_log.c, pwrap_list.c
  *                     helpers, the real libpam, the list and string vector
@@ -144,8 +145,6 @@ PWRAP_HIDDEN char *pwrap_module_path(const char *conf, const char *module,
 
 /* ---- small file helpers (pwrap_file.c) ---------------------------------- */
 
-#define PWRAP_MAX_SERVICE_FILE (4 * 1024 * 1024)
-
 /* Path buffers of the hot path live on the stack. */
 typedef char pwrap_path[4096];
 
@@ -167,8 +166,9 @@ PWRAP_HIDDEN bool pwrap_sig_of(const char *path, struct pwrap_sig *sig);
 PWRAP_HIDDEN bool pwrap_sig_eq(const struct pwrap_sig *a,
 			       const struct pwrap_sig *b);
 
-/* Reads a whole regular file of at most PWRAP_MAX_SERVICE_FILE bytes; *buf
- * is malloc'd (caller frees) and NUL-terminated.  -1 with errno set. */
+/* Reads a whole regular file, of any size (no more than its size when
+ * opened: it never reads without bound); *buf is malloc'd (caller frees)
+ * and NUL-terminated.  -1 with errno set (EINVAL: not a regular file). */
 PWRAP_HIDDEN int pwrap_read_file(const char *path, char **buf, size_t *len);
 /* Writes buf to path so that no reader sees part of it: a temporary file in
  * the same directory, then rename; when the caller knows path is new
@@ -177,6 +177,10 @@ PWRAP_HIDDEN int pwrap_read_file(const char *path, char **buf, size_t *len);
  * written is left. */
 PWRAP_HIDDEN int pwrap_write_file(const char *path, const char *buf,
 				  size_t len, bool fresh);
+/* Whether a file may grow from size to size + len under the file size
+ * limit (RLIMIT_FSIZE, ulimit -f): a write past it would end the program
+ * with SIGXFSZ.  When not, errno is EFBIG. */
+PWRAP_HIDDEN bool pwrap_fsize_allows(off_t size, size_t len);
 
 /* ---- lists of named entries (pwrap_list.c) ----------------------------- */
 
@@ -203,6 +207,27 @@ PWRAP_HIDDEN struct pwrap_entry *pwrap_list_take(struct pwrap_entry **head,
  * (0, or -1 when out of memory). */
 PWRAP_HIDDEN void pwrap_strv_free(char **v, size_t n);
 PWRAP_HIDDEN int pwrap_strv_add(char ***v, size_t *n, const char *s);
+
+/* ---- credentials (pwrap_cred.c) ---------------------------------------- */
+
+/* A process's real, effective and saved uid. */
+struct pwrap_ids {
+	uid_t r, e, s;
+};
+/* The kernel's (not uid_wrapper's or fakeroot's made-up ones). */
+PWRAP_HIDDEN void pwrap_ids_real(struct pwrap_ids *ids);
+/* Whether a process with ids may read a stack from a directory of owner:
+ * root's, or one of a uid that is all three of its uids. */
+PWRAP_HIDDEN bool pwrap_ids_trust(const struct pwrap_ids *ids, uid_t owner);
+/* The same for this process now; *ids (may be NULL) gets its ids. */
+PWRAP_HIDDEN bool pwrap_owner_trusted(uid_t owner, struct pwrap_ids *ids);
+/* Whether owner is root or the process's real or effective uid: not
+ * another user (for files the process writes into). */
+PWRAP_HIDDEN bool pwrap_owner_ours(uid_t owner);
+/* Sets the effective uid of the calling thread only (Linux; elsewhere,
+ * or when refused, false): for the last clean-up of a process that ends
+ * while it runs as another euid for a while. */
+PWRAP_HIDDEN bool pwrap_thread_euid(uid_t euid);
 
 /* ---- where runtime directories go (pwrap_base.c) ------------------------ */
 
@@ -295,6 +320,14 @@ PWRAP_HIDDEN bool pwrap_rundir_drop(void);
 /* A descriptor of conf/ checked to be the one we made (kept; never close
  * it), or -1 (errno EEXIST: replaced). */
 PWRAP_HIDDEN int pwrap_rundir_conf_fd(void);
+/* Whether this process may read stacks from the current directory, given
+ * its credentials now (pwrap_cred.c); when not, the error is said. */
+PWRAP_HIDDEN bool pwrap_rundir_trusted(void);
+/* Makes the current directory searchable by every uid (0711), or private
+ * again (0700), for a process that runs as another euid for a while. */
+PWRAP_HIDDEN void pwrap_rundir_searchable(bool on);
+/* Whether this process made the current directory searchable. */
+PWRAP_HIDDEN bool pwrap_rundir_searchable_now(void);
 
 /* ---- preparation (pwrap_prepare.c, pwrap_walk.c, pwrap_services.c) ------ */
 
@@ -310,16 +343,38 @@ PWRAP_HIDDEN int pwrap_prepare(const char *service, const char *svcdir,
 
 /* Opens conf/name of the current runtime directory for reading, through
  * the descriptor of conf/ (the legacy path): a descriptor, or -1 with
- * errno set.  Only a plain name (no '/', no leading '.').  Takes the
+ * errno set.  Only a service's name (pwrap_name_is_service).  Takes the
  * preparation lock: never call it with that lock held. */
 PWRAP_HIDDEN int pwrap_prepared_open(const char *name);
 
-/* Before the process switches its effective uid to euid: the runtime
- * directories it holds (made or inherited) go first unless they are
- * euid's (pwrap_uid.c); true when PAM_WRAPPER_RUNTIME_DIR needs a new one
- * (pwrap_runtime_now makes it after the switch).  Takes the preparation
- * lock. */
-PWRAP_HIDDEN bool pwrap_uid_switch(uid_t euid);
+/* A call that sets uids (pwrap_uid.c): which one, and its arguments
+ * ((uid_t)-1: unchanged; setuid and seteuid give theirs in e). */
+enum pwrap_uid_fn {
+	PWRAP_SETUID,
+	PWRAP_SETEUID,
+	PWRAP_SETREUID,
+	PWRAP_SETRESUID,
+};
+struct pwrap_uid_call {
+	enum pwrap_uid_fn fn;
+	uid_t r, e, s;
+};
+/* Before the call: takes the preparation lock (held until
+ * pwrap_uid_after, so that no thread prepares across the switch) and gets
+ * the runtime directories ready for the credentials the call gives: for
+ * good away from their owner, they go (test's files kept in memory); for
+ * a while, they stay and are made searchable.  Returns what
+ * pwrap_uid_after must do. */
+#define PWRAP_UID_WENT 1u	/* a new directory is needed */
+#define PWRAP_UID_OPENED 2u	/* the directory is searchable */
+PWRAP_HIDDEN unsigned pwrap_uid_before(const struct pwrap_uid_call *call);
+/* After the call: a new directory (PWRAP_UID_WENT), or mode 0700 again
+ * when the process is back at the owner's euid; releases the lock. */
+PWRAP_HIDDEN void pwrap_uid_after(unsigned what);
+/* Whether this process is a child of fork(2) (whose fork handlers ran):
+ * not the process that made its runtime directory, and not a child of
+ * vfork(2), which shares its parent's memory. */
+PWRAP_HIDDEN bool pwrap_fork_child(void);
 
 /*
  * Brings conf/ up to date for the service file `name` (libpam's view of the
@@ -368,6 +423,12 @@ PWRAP_HIDDEN const char *pwrap_source_shown(const struct pwrap_source *src);
 
 /* Whether name can be a file of services/ (no '/', no leading '.'). */
 PWRAP_HIDDEN bool pwrap_name_is_plain(const char *name);
+/* Whether libpam reads a file of that name in its configuration directory
+ * for a service of that name: not empty, no '/', not "." or ".." (which it
+ * reads as empty directories) and not one of the names the wrapper keeps
+ * for itself in conf/ (pwrap_name_reserved: .inc and .m). */
+PWRAP_HIDDEN bool pwrap_name_is_service(const char *name);
+PWRAP_HIDDEN bool pwrap_name_reserved(const char *name);
 /* Before a new runtime directory replaces the current one (inherited,
  * full, or before a switch of uid): remembers the files a test wrote into
  * its services/ (added to what is remembered already). */

@@ -3,9 +3,12 @@
  * The runtime directory of a wrapped process: where it is made, how we
  * know it is still ours, and its end without any helper process.
  *
- * Layout: <base>/pam_wrapper.<pid>.XXXXXX/ (mode 0700) with
+ * Layout: <base>/pam_wrapper.<pid>.XXXXXX/ (mode 0700; 0711 while the
+ * process runs as another euid for a while, see pwrap_uid.c) with
  *   .lock      liveness: its owner holds flock(LOCK_SH) on it through a
- *              descriptor that forked children inherit (and exec closes);
+ *              mapping of it (Linux, see map_probe: a program's
+ *              closefrom() cannot drop it) or a descriptor, which forked
+ *              children inherit (and exec drops);
  *   services/  exported as PAM_WRAPPER_RUNTIME_DIR;
  *   conf/      what libpam reads; conf/.inc/ holds included files (made
  *              when first needed).
@@ -33,9 +36,14 @@
  * its own (at its first use of PAM) keeps holding the one it inherited and
  * removes it at exit if nobody else holds it: a program that calls
  * daemon(3) (whose parent ends with _exit) leaves nothing.  Before the
- * process switches its effective uid away from the owner (it could not
- * remove the directory afterwards), the directories it holds, made or
- * inherited, go unless another process holds them (pwrap_uid.c).
+ * process switches its effective uid away from the owner for good (it
+ * could not remove the directory afterwards), the directories it holds,
+ * made or inherited, go unless another process holds them (pwrap_uid.c);
+ * through a switch for a while the directory stays in use, and is removed
+ * by the owner's uid taken back in the calling thread alone when the
+ * process ends so switched (owner_for_removal).  Only a directory the
+ * process may read a stack from is used (pwrap_cred.c; checked when made
+ * and at each preparation).
  * After _exit, exec or a kill, the next wrapped process of the same user
  * that makes a directory removes every directory whose lock it can take
  * (the sweep, pwrap_sweep.c).  Kept directories (PAM_WRAPPER_KEEP_DIR=1)
@@ -52,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,6 +70,8 @@
 struct held {
 	char *top;		/* malloc'd path; NULL: none */
 	int lockfd;		/* holds LOCK_SH on top/.lock; -1 if none */
+	void *map;		/* or a mapping of top/.lock holds it (see
+				 * map_probe); NULL if none */
 	dev_t ldev;		/* identity of top/.lock: tells that lockfd */
 	ino_t lino;		/* is still ours (a program may close it),
 				 * and at exit that top is our directory */
@@ -85,6 +96,7 @@ static struct {
 	bool full;		/* cur lacked space: replace it */
 	bool keep;
 	bool swept;		/* this process tree swept already */
+	bool searchable;	/* cur is open for search (mode 0711) */
 } rd = {
 	.cur.lockfd = -1,
 	.prev.lockfd = -1,
@@ -136,6 +148,78 @@ static int fd_high(int fd)
 }
 
 /*
+ * Whether a mapping of the lock file keeps its flock(2) lock once every
+ * descriptor of it is closed (Linux: a lock belongs to the open file,
+ * which a mapping holds too), found once per process on the first
+ * directory it makes, when nobody else can hold that lock: 1 yes, 0 no,
+ * -1 not known yet.  Then the lock survives a program's closefrom(), which
+ * otherwise lets another wrapped process sweep a live directory.
+ */
+static int map_holds = -1;
+
+/* Maps the lock file fd (one page, no access: it is never read). */
+static void *map_of(int fd)
+{
+	void *m = mmap(NULL, 1, PROT_NONE, MAP_SHARED, fd, 0);
+
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* With the lock held through fd (on top/.lock, just made), finds out
+ * whether a mapping keeps it without the descriptor; when it does, *map
+ * holds it and fd is closed (-1 is returned), else fd is returned. */
+static int map_probe(const char *top, int fd, void **map)
+{
+	pwrap_path path;
+	void *m;
+	int other;
+
+	if (map_holds == 0 || (m = map_of(fd)) == NULL) {
+		return fd;
+	}
+	if (map_holds < 0) {
+		/* nobody else knows the new directory: a second open file
+		 * is refused the exclusive lock only if the mapping holds
+		 * ours */
+		if (!pwrap_pjoin(path, top, PWRAP_LOCK_NAME) ||
+		    (other = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+				  O_NOCTTY)) < 0) {
+			munmap(m, 1);
+			return fd;
+		}
+		close(fd);
+		map_holds = flock(other, LOCK_EX | LOCK_NB) != 0;
+		if (map_holds == 0) {
+			/* (the exclusive lock is ours: take it shared) */
+			munmap(m, 1);
+			while (flock(other, LOCK_SH) != 0 && errno == EINTR) {
+			}
+			return fd_high(other);
+		}
+		close(other);
+		*map = m;
+		return -1;
+	}
+	close(fd);
+	*map = m;
+	return -1;
+}
+
+/* Whether h still holds its lock (a mapping stays; a descriptor may have
+ * been closed, or another file put on its number, by the program). */
+static bool held_live(const struct held *h)
+{
+	return h->map != NULL || pwrap_fd_is(h->lockfd, h->ldev, h->lino);
+}
+
+/* Whether this process may change what it shares with its parent's
+ * memory: not in a child of vfork(2) (which runs no fork handlers). */
+static bool own_memory(void)
+{
+	return rd.owner == getpid() || pwrap_fork_child();
+}
+
+/*
  * Opens top/.lock (creating it when `create`), takes the shared lock and
  * checks that the locked file is still the one top holds (a sweep may have
  * removed it while we waited).  Returns the descriptor, or -1.
@@ -172,9 +256,21 @@ fail:
 	return -1;
 }
 
-/* Closes h's lock (if the descriptor is still ours) and removes its
- * directory when nobody else holds it (then true).  h itself is not
- * written: in a child of vfork(2) it is its parent's. */
+/* Lets go of h's lock: the descriptor (if still ours) and the mapping
+ * (not in a child of vfork(2), where it is the parent's too). */
+static void held_unlock(const struct held *h)
+{
+	if (pwrap_fd_is(h->lockfd, h->ldev, h->lino)) {
+		close(h->lockfd);
+	}
+	if (h->map != NULL && own_memory()) {
+		munmap(h->map, 1);
+	}
+}
+
+/* Lets go of h's lock and removes its directory when nobody else holds it
+ * (then true).  h itself is not written: in a child of vfork(2) it is its
+ * parent's. */
 static bool held_reap(const struct held *h)
 {
 	const char *slash = h->top != NULL ? strrchr(h->top, '/') : NULL;
@@ -182,9 +278,7 @@ static bool held_reap(const struct held *h)
 	pwrap_path base;
 	int basefd;
 
-	if (pwrap_fd_is(h->lockfd, h->ldev, h->lino)) {
-		close(h->lockfd);
-	}
+	held_unlock(h);
 	if (slash == NULL || (size_t)(slash - h->top) >= sizeof(base)) {
 		return false;
 	}
@@ -208,10 +302,11 @@ static void held_drop(struct held *h, bool remove)
 	}
 	if (remove) {
 		(void)held_reap(h);
-	} else if (pwrap_fd_is(h->lockfd, h->ldev, h->lino)) {
-		close(h->lockfd);
+	} else {
+		held_unlock(h);
 	}
 	h->lockfd = -1;
+	h->map = NULL;
 	free(h->top);
 	h->top = NULL;
 }
@@ -226,6 +321,8 @@ static void forget_cur(void)
 	free(rd.cur.top);
 	rd.cur.top = NULL;
 	rd.cur.lockfd = -1;
+	rd.cur.map = NULL;
+	rd.searchable = false;
 	free(rd.svc);
 	free(rd.conf);
 	rd.svc = rd.conf = NULL;
@@ -248,6 +345,30 @@ static void retire(bool remove)
 		held_drop(&rd.cur, remove && !rd.keep);
 	}
 	forget_cur();
+}
+
+/*
+ * Whether the directory top, just made, is one this process may read a
+ * stack from (pwrap_cred.c): not when its owner, the effective uid, is a
+ * user the process is not through and through (root after seteuid(user)).
+ * Otherwise top is removed and the error said.
+ */
+static bool owner_ok(const char *top)
+{
+	struct pwrap_ids ids;
+	struct stat st;
+
+	if (stat(top, &st) != 0 || pwrap_owner_trusted(st.st_uid, &ids)) {
+		return true;	/* (a failed stat shows in what follows) */
+	}
+	(void)rmdir(top);
+	PWRAP_LOG(PWRAP_LOG_ERROR, "not making a runtime directory as uid %lu: "
+		  "this process can become uid %lu or %lu again (its real and "
+		  "saved uids), and so could a module loaded from a directory "
+		  "every process of uid %lu can write; switch back first",
+		  (unsigned long)st.st_uid, (unsigned long)ids.r,
+		  (unsigned long)ids.s, (unsigned long)st.st_uid);
+	return false;
 }
 
 /*
@@ -291,15 +412,20 @@ static int make_in(const char *base, const struct stat *bst,
 			err = EPERM;
 			goto fail;
 		}
+		if (!owner_ok(h.top)) {
+			err = EACCES;
+			goto fail;
+		}
 		h.lockfd = lock_take(h.top, true, &st);
 		if (h.lockfd >= 0) {
+			h.lockfd = map_probe(h.top, h.lockfd, &h.map);
 			break;
 		}
 		/* swept before we held the lock: start again */
 		err = errno;
 		pwrap_rmtree(h.top);
 	}
-	if (h.lockfd < 0) {
+	if (h.lockfd < 0 && h.map == NULL) {
 		goto fail;
 	}
 	svc = pwrap_join(h.top, "services");
@@ -308,7 +434,10 @@ static int make_in(const char *base, const struct stat *bst,
 		err = ENOMEM;
 		goto fail_rm;
 	}
-	if (mkdir(svc, 0755) != 0 || mkdir(conf, 0755) != 0 ||
+	/* (modes as said, whatever the umask: a process that switches its
+	 * euid for a while reads conf/ as that uid, see pwrap_uid.c) */
+	if (mkdir(svc, 0755) != 0 || chmod(svc, 0755) != 0 ||
+	    mkdir(conf, 0755) != 0 || chmod(conf, 0755) != 0 ||
 	    stat(conf, &cst) != 0) {
 		err = errno;
 		goto fail_rm;
@@ -329,6 +458,9 @@ fail_rm:
 fail:
 	if (h.lockfd >= 0) {
 		close(h.lockfd);
+	}
+	if (h.map != NULL) {
+		munmap(h.map, 1);
 	}
 	free(h.top);
 	free(svc);
@@ -467,6 +599,46 @@ static bool relock(void)
 	return true;
 }
 
+bool pwrap_rundir_trusted(void)
+{
+	struct pwrap_ids ids;
+
+	if (rd.cur.top == NULL || pwrap_owner_trusted(rd.fsuid, &ids)) {
+		return true;
+	}
+	PWRAP_LOG(PWRAP_LOG_ERROR, "not reading %s: it is uid %lu's, and this "
+		  "process (uids %lu, %lu, %lu: real, effective, saved) can "
+		  "become another uid, which a module loaded from a directory "
+		  "of uid %lu could take", rd.conf, (unsigned long)rd.fsuid,
+		  (unsigned long)ids.r, (unsigned long)ids.e,
+		  (unsigned long)ids.s, (unsigned long)rd.fsuid);
+	return false;
+}
+
+void pwrap_rundir_searchable(bool on)
+{
+	bool own = rd.owner == getpid();
+
+	if (rd.cur.top == NULL || (own && rd.searchable == on)) {
+		return;
+	}
+	/* search only: names in top are not listed (nor is there anything
+	 * but .lock, services/ and conf/) */
+	if (chmod(rd.cur.top, on ? 0711 : 0700) != 0) {
+		PWRAP_LOG(PWRAP_LOG_DEBUG, "chmod %s: %s", rd.cur.top,
+			  strerror(errno));
+		return;
+	}
+	if (own) {
+		rd.searchable = on;
+	}
+}
+
+bool pwrap_rundir_searchable_now(void)
+{
+	return rd.cur.top != NULL && rd.owner == getpid() && rd.searchable;
+}
+
 bool pwrap_rundir_intact(void)
 {
 	struct stat st;
@@ -490,11 +662,9 @@ int pwrap_rundir_ensure(void)
 		PWRAP_LOG(PWRAP_LOG_DEBUG, "%s: no space left; trying the "
 			  "next location", rd.cur.top);
 		retire(true);
-	} else if (mine &&
-		   (pwrap_fd_is(rd.cur.lockfd, rd.cur.ldev, rd.cur.lino) ||
-		    relock())) {
+	} else if (mine && (held_live(&rd.cur) || relock())) {
 		if (pwrap_rundir_intact()) {
-			return 0;
+			return pwrap_rundir_trusted() ? 0 : -1;
 		}
 		if (errno == EEXIST) {
 			PWRAP_LOG(PWRAP_LOG_NOTICE, "%s is not the directory "
@@ -508,8 +678,14 @@ int pwrap_rundir_ensure(void)
 		}
 		retire(false);
 	} else if (mine) {
-		PWRAP_LOG(PWRAP_LOG_DEBUG, "runtime directory %s is gone; "
-			  "making a new one", rd.cur.top);
+		/* the program closed our lock descriptor and the directory
+		 * went meanwhile (another wrapped process of the user swept
+		 * it as unused): what the test wrote there went with it */
+		PWRAP_LOG(PWRAP_LOG_NOTICE, "runtime directory %s is gone "
+			  "(removed while this process held no lock on it: "
+			  "it closed the wrapper's descriptor); files a test "
+			  "wrote into it are lost; making a new one",
+			  rd.cur.top);
 		retire(false);
 	}
 	/* A forked child makes its own (and keeps holding the parent's
@@ -517,15 +693,49 @@ int pwrap_rundir_ensure(void)
 	return make_new() == 0 ? 1 : -1;
 }
 
+/*
+ * A process that runs as another euid for a while (its directory's owner
+ * still its real or saved uid; the directory is searchable then) cannot
+ * remove the directory: for that, at its end or at a switch for good from
+ * there, the calling thread alone becomes the owner again, and then what
+ * it was (other threads, and exit handlers that run later, see no
+ * change).  Returns the euid to go back to ((uid_t)-1: none).
+ */
+static uid_t owner_for_removal(void)
+{
+	struct pwrap_ids ids;
+
+	if (rd.cur.top == NULL || rd.owner != getpid() || !rd.searchable) {
+		return (uid_t)-1;
+	}
+	pwrap_ids_real(&ids);
+	if (ids.e == rd.fsuid || (ids.r != rd.fsuid && ids.s != rd.fsuid) ||
+	    !pwrap_thread_euid(rd.fsuid)) {
+		return (uid_t)-1;
+	}
+	return ids.e;
+}
+
+static void owner_no_more(uid_t was)
+{
+	if (was != (uid_t)-1) {
+		(void)pwrap_thread_euid(was);
+	}
+}
+
 bool pwrap_rundir_drop(void)
 {
+	uid_t was;
+
 	if (rd.cur.top != NULL && rd.owner == getpid()) {
 		PWRAP_LOG(PWRAP_LOG_DEBUG, "removing runtime directory %s "
 			  "before the switch of uid", rd.cur.top);
+		was = owner_for_removal();
 		/* the one inherited before it too: after daemon(3) nobody
 		 * else would */
 		held_drop(&rd.prev, !rd.keep);
 		retire(true);
+		owner_no_more(was);
 		return true;
 	}
 	/* Inherited: removed only when the parent holds it no more (after
@@ -578,9 +788,13 @@ int pwrap_rundir_conf_fd(void)
  */
 __attribute__((destructor)) static void rundir_destructor(void)
 {
+	uid_t was;
+
 	if (rd.keep) {
 		return;
 	}
+	was = owner_for_removal();
 	held_drop(&rd.cur, true);
 	held_drop(&rd.prev, true);
+	owner_no_more(was);
 }

@@ -152,6 +152,18 @@ bool pwrap_name_is_plain(const char *name)
 	       strlen(name) < NAME_MAX - 16;
 }
 
+bool pwrap_name_reserved(const char *name)
+{
+	return strcmp(name, ".inc") == 0 || strcmp(name, ".m") == 0;
+}
+
+bool pwrap_name_is_service(const char *name)
+{
+	return name[0] != '\0' && strchr(name, '/') == NULL &&
+	       strcmp(name, ".") != 0 && strcmp(name, "..") != 0 &&
+	       !pwrap_name_reserved(name) && strlen(name) < NAME_MAX - 16;
+}
+
 static struct copy *copy_find(const char *name)
 {
 	return (struct copy *)pwrap_list_find(copies, name);
@@ -189,14 +201,8 @@ static int copy_in(const char *src, const char *name,
 
 	if (!pwrap_pjoin(dst, svc, name) ||
 	    pwrap_read_file(src, &buf, &len) != 0) {
-		if (errno == EFBIG) {
-			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: a service file larger "
-				  "than %d bytes is refused", src,
-				  PWRAP_MAX_SERVICE_FILE);
-		} else {
-			PWRAP_LOG(PWRAP_LOG_ERROR, "cannot copy %s into %s: %s",
-				  src, svc, strerror(errno));
-		}
+		PWRAP_LOG(PWRAP_LOG_ERROR, "cannot copy %s into %s: %s", src,
+			  svc, strerror(errno));
 		goto out;
 	}
 	if (pwrap_write_file(dst, buf, len, copy_find(name) == NULL) != 0) {
@@ -253,7 +259,7 @@ void pwrap_services_save(void)
 		struct pwrap_sig sig;
 		pwrap_path path;
 
-		if (!pwrap_name_is_plain(de->d_name) ||
+		if (!pwrap_name_is_service(de->d_name) ||
 		    pwrap_list_find(saved, de->d_name) != NULL ||
 		    !pwrap_pjoin(path, svc, de->d_name) ||
 		    !pwrap_sig_of(path, &sig) ||
@@ -300,7 +306,7 @@ void pwrap_services_fill(const struct pwrap_source *src)
 		struct pwrap_sig sig, csig;
 		pwrap_path path;
 
-		if (pwrap_name_is_plain(de->d_name) &&
+		if (pwrap_name_is_service(de->d_name) &&
 		    provides(src, de->d_name) &&
 		    pwrap_pjoin(path, src->dir, de->d_name) &&
 		    pwrap_sig_of(path, &sig)) {
@@ -339,6 +345,27 @@ void pwrap_services_fill(const struct pwrap_source *src)
 	saved_free();
 }
 
+/* Whether the service directory's entry path is a FIFO or a device other
+ * than /dev/null, on which libpam would block, or which it would read for
+ * ever (said as an error).  A directory or a socket libpam reads as empty
+ * or not at all: as a missing file. */
+static bool endless(const char *path)
+{
+	struct stat st, null;
+
+	if (stat(path, &st) != 0 ||
+	    !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) ||
+	      S_ISBLK(st.st_mode)) ||
+	    (S_ISCHR(st.st_mode) && stat("/dev/null", &null) == 0 &&
+	     st.st_rdev == null.st_rdev)) {
+		return false;
+	}
+	PWRAP_LOG(PWRAP_LOG_ERROR, "%s: not a regular file (a FIFO or a "
+		  "device), on which libpam would block or which it would "
+		  "read without end; refusing the service", path);
+	return true;
+}
+
 bool pwrap_services_source(const struct pwrap_source *src, const char *name,
 			   pwrap_path out, pwrap_path shown,
 			   struct pwrap_sig *sig, bool *suspect, bool *failed)
@@ -371,6 +398,10 @@ bool pwrap_services_source(const struct pwrap_source *src, const char *name,
 		*sig = rsig;
 		memcpy(shown, spath, sizeof(pwrap_path));
 		return true;
+	}
+	if (provides(src, name) && endless(spath)) {
+		*failed = true;
+		return false;
 	}
 	if (have_r) {
 		unlink(out);	/* our copy of a file that is gone */

@@ -314,32 +314,148 @@ enum pwrap_trace_fmt pwrap_trace_fmt_env(void)
 
 /* ---- the file ---------------------------------------------------------- */
 
-/* Opens dest for appending: a symbolic link only when root or the real
- * user owns it (not one another user planted in a shared directory).  A
- * FIFO without a reader fails (ENXIO) instead of blocking the
- * application; the descriptor returned blocks as usual. */
-static int open_dest(const char *dest)
-{
-	const int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
-			  O_NONBLOCK;
-	struct stat st;
-	int fd = open(dest, flags | O_NOFOLLOW, 0600);
+/*
+ * Where records may go.  The trace is often written by root into a shared
+ * directory (/tmp), where other users can plant names: a FIFO whose reader
+ * sees every record, a file of theirs, a link to one of root's files or
+ * directories.  So the path is opened one component at a time, relative to
+ * the directory opened before (nothing can be swapped behind us), and
+ *   - a symbolic link, anywhere on the way, is followed only when root or
+ *     the process's user owns it;
+ *   - what is opened must be owned by root or the process's user (real or
+ *     effective uid), and a regular file must have no other name (a hard
+ *     link another user made to one of root's files, where links are not
+ *     protected);
+ *   - it is opened without blocking, and stays so: records a FIFO's reader
+ *     has no room for (or a stopped terminal) are dropped, never waited
+ *     for;
+ *   - a regular file is never written past the file size limit (ulimit
+ *     -f), whose signal would end the program.
+ * A refusal is said once per destination, as a failed write is.
+ */
+#if defined(O_PATH)
+#define DIR_OPEN (O_PATH | O_DIRECTORY | O_CLOEXEC)
+#elif defined(O_SEARCH)
+#define DIR_OPEN (O_SEARCH | O_DIRECTORY | O_CLOEXEC)
+#else
+#define DIR_OPEN (O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+#endif
+#define FILE_OPEN (O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_CLOEXEC | \
+		   O_NOCTTY)
 
-	if (fd < 0 && (errno == ELOOP || errno == EMLINK)) {
-		if (lstat(dest, &st) != 0 || !S_ISLNK(st.st_mode)) {
-			return -1;
-		}
-		if (st.st_uid != 0 && st.st_uid != getuid()) {
-			errno = EPERM;
-			return -1;
-		}
-		fd = open(dest, flags, 0600);
+/* Opens name in dfd (flags; O_NOFOLLOW is added): a symbolic link there
+ * only when its owner is root or ours.  -1 with why set on refusal. */
+static int open_at(int dfd, const char *name, int flags, char *why, size_t n)
+{
+	struct stat st;
+	int fd = openat(dfd, name, flags | O_NOFOLLOW, 0600);
+
+	if (fd >= 0 || (errno != ELOOP && errno != ENOTDIR &&
+			errno != EMLINK)) {
+		return fd;
 	}
-	if (fd >= 0 && fcntl(fd, F_SETFL, O_APPEND) != 0) {
-		close(fd);
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    !S_ISLNK(st.st_mode)) {
+		errno = ENOTDIR;
 		return -1;
 	}
+	if (!pwrap_owner_ours(st.st_uid)) {
+		snprintf(why, n, "'%s' on the way is a link of uid %lu, not "
+			 "of this process's user or root", name,
+			 (unsigned long)st.st_uid);
+		errno = EPERM;
+		return -1;
+	}
+	return openat(dfd, name, flags, 0600);
+}
+
+/* Opens the absolute path dest for appending records (see above); -1 with
+ * errno set, and why when it was refused. */
+static int open_dest(const char *dest, char *why, size_t n)
+{
+	char *copy = strdup(dest);
+	char *p, *next;
+	struct stat st;
+	int dfd, fd = -1;
+
+	if (copy == NULL) {
+		return -1;
+	}
+	dfd = open("/", DIR_OPEN);
+	for (p = copy; dfd >= 0; p = next) {
+		int sub;
+
+		while (*p == '/') {
+			p++;
+		}
+		next = strchr(p, '/');
+		if (next == NULL) {
+			break;
+		}
+		*next++ = '\0';
+		sub = open_at(dfd, p, DIR_OPEN, why, n);
+		close(dfd);
+		dfd = sub;
+	}
+	if (dfd >= 0 && *p != '\0') {
+		fd = open_at(dfd, p, FILE_OPEN, why, n);
+	} else if (dfd >= 0) {
+		errno = EISDIR;
+	}
+	if (fd >= 0 && fstat(fd, &st) != 0) {
+		close(fd);
+		fd = -1;
+	} else if (fd >= 0 && !pwrap_owner_ours(st.st_uid)) {
+		snprintf(why, n, "owned by uid %lu, not by this process's user "
+			 "or root", (unsigned long)st.st_uid);
+		close(fd);
+		fd = -1;
+		errno = EPERM;
+	} else if (fd >= 0 && S_ISREG(st.st_mode) && st.st_nlink > 1) {
+		snprintf(why, n, "the file has %lu names (hard links), of "
+			 "which another user may have made one",
+			 (unsigned long)st.st_nlink);
+		close(fd);
+		fd = -1;
+		errno = EPERM;
+	}
+	if (dfd >= 0) {
+		close(dfd);
+	}
+	free(copy);
 	return fd;
+}
+
+/* Writes buf (whole lines) to fd without waiting: a regular file all at
+ * once (O_APPEND: one record set stays together), anything else a line at
+ * a time (a FIFO takes a line of at most PIPE_BUF bytes whole or not at
+ * all).  0, or an errno (EAGAIN: the reader has no room; EFBIG: the file
+ * size limit). */
+static int write_records(int fd, const char *buf, size_t len)
+{
+	struct stat st;
+	bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	size_t off = 0;
+
+	if (regular && !pwrap_fsize_allows(st.st_size, len)) {
+		return EFBIG;
+	}
+	while (off < len) {
+		const char *nl = regular ? NULL : memchr(buf + off, '\n',
+							 len - off);
+		size_t want = nl != NULL ? (size_t)(nl - buf) + 1 - off
+					 : len - off;
+		ssize_t w = write(fd, buf + off, want);
+
+		if (w < 0 && errno == EINTR) {
+			continue;
+		}
+		if (w <= 0) {
+			return w < 0 ? errno : EIO;
+		}
+		off += (size_t)w;
+	}
+	return 0;
 }
 
 static pthread_mutex_t failed_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -349,25 +465,11 @@ void pwrap_trace_write(const char *dest, const char *buf, size_t len)
 {
 	int saved = errno;
 	bool to_stderr = strcmp(dest, "-") == 0;
-	int fd = to_stderr ? STDERR_FILENO : open_dest(dest);
-	size_t off = 0;
-	int err = 0;
+	char why[512] = "";
+	int fd = to_stderr ? STDERR_FILENO
+			   : open_dest(dest, why, sizeof(why));
+	int err = fd < 0 ? errno : write_records(fd, buf, len);
 
-	if (fd < 0) {
-		err = errno;
-	}
-	while (fd >= 0 && off < len) {
-		ssize_t n = write(fd, buf + off, len - off);
-
-		if (n < 0 && errno == EINTR) {
-			continue;
-		}
-		if (n <= 0) {
-			err = n < 0 ? errno : EIO;
-			break;
-		}
-		off += (size_t)n;
-	}
 	if (fd >= 0 && !to_stderr) {
 		close(fd);
 	}
@@ -377,7 +479,15 @@ void pwrap_trace_write(const char *dest, const char *buf, size_t len)
 			free(failed_dest);
 			failed_dest = strdup(dest);
 			PWRAP_LOG(PWRAP_LOG_ERROR, "PAM_WRAPPER_TRACE: cannot "
-				  "write to %s: %s", dest, strerror(err));
+				  "write to %s: %s%s", dest,
+				  why[0] != '\0' ? why
+				  : err == EAGAIN ? "its reader does not read "
+				    "(records are dropped, never waited for)"
+				  : err == EFBIG ? "the file size limit (ulimit "
+				    "-f) is reached"
+				  : strerror(err),
+				  why[0] != '\0' || err == EAGAIN ? "" :
+				  "; records are dropped");
 		}
 		pthread_mutex_unlock(&failed_lock);
 	}

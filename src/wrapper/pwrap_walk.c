@@ -432,7 +432,8 @@ static int write_gen(const struct walk *w, const char *gpath, const char *buf,
 	if (errno != ENOENT || INCLUDE_BY_NAME ||
 	    !pwrap_pjoin(inc, w->conf, ".inc") ||
 	    strncmp(gpath, inc, strlen(inc)) != 0 ||
-	    (mkdir(inc, 0755) != 0 && errno != EEXIST)) {
+	    (mkdir(inc, 0755) != 0 && errno != EEXIST) ||
+	    chmod(inc, 0755) != 0) {
 		return -1;
 	}
 	return pwrap_write_file(gpath, buf, len, fresh);
@@ -691,8 +692,8 @@ static int walk_service(struct walk *w, const char *name, bool empty_if_missing)
 /* One pass over the service and "other"; returns a PAM code. */
 static int prepare_walk(struct walk *w, const char *name)
 {
-	int found = pwrap_name_is_plain(name) ? walk_service(w, name, false)
-					      : 0;
+	int found = pwrap_name_is_service(name) ? walk_service(w, name, false)
+						: 0;
 
 	if (found >= 0 && strcmp(name, "other") != 0) {
 		/* "other" is never unlinked (an empty file stands in for a

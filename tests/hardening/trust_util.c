@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Implementation of trust_util.h (see there). */
 #define _GNU_SOURCE
+#include <fcntl.h>
+#include <grp.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -105,9 +107,104 @@ int trust_count(const char *hay, const char *needle)
 	return n;
 }
 
+int trust_count_rc(const char *out, const char *what, int rc)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "%s: %d\n", what, rc);
+	return trust_count(out, line);
+}
+
 bool trust_under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 
 	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+void trust_pause_start(struct trust_paused *p, char **env,
+		       const char *const *steps)
+{
+	char **argv = trust_argv("alice", steps);
+	int g[2], fd;
+	size_t cap = 0, len = 0;
+	char *line = NULL;
+
+	assert_int_equal(pipe2(g, O_CLOEXEC), 0);
+	p->pid = tu_spawn(argv, env, &fd, NULL, g[0], TU_SPAWN_MERGE);
+	close(g[0]);
+	p->gate = g[1];
+	p->o = fdopen(fd, "r");
+	assert_non_null(p->o);
+	p->out = strdup("");
+	while (getline(&line, &cap, p->o) > 0) {
+		len = strlen(p->out);
+		p->out = realloc(p->out, len + strlen(line) + 1);
+		strcpy(p->out + len, line);
+		if (strcmp(line, "wait\n") == 0) {
+			break;
+		}
+	}
+	free(line);
+	free(argv);
+	if (strstr(p->out, "wait\n") == NULL) {
+		fail_msg("the client ended before its wait step:\n%s", p->out);
+	}
+}
+
+int trust_pause_finish(struct trust_paused *p)
+{
+	char buf[4096];
+	size_t n, len;
+	int st;
+
+	assert_int_equal(write(p->gate, "x", 1), 1);
+	close(p->gate);
+	while ((n = fread(buf, 1, sizeof(buf), p->o)) > 0) {
+		len = strlen(p->out);
+		p->out = realloc(p->out, len + n + 1);
+		memcpy(p->out + len, buf, n);
+		p->out[len + n] = '\0';
+	}
+	fclose(p->o);
+	st = tu_wait(p->pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+bool trust_plant_as_nobody(const char *top, const char *sub)
+{
+	int st;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *tmp = NULL, *dst = NULL;
+		int fd;
+
+		tu_child_signals();
+		if (setgroups(0, NULL) != 0 || setgid(TRUST_NOBODY) != 0 ||
+		    setuid(TRUST_NOBODY) != 0 ||
+		    asprintf(&tmp, "%s/%s/.evil", top, sub) < 0 ||
+		    asprintf(&dst, "%s/%s/%s", top, sub, TRUST_SERVICE) < 0) {
+			_exit(2);
+		}
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 ||
+		    write(fd, TRUST_PERMIT, strlen(TRUST_PERMIT)) < 0 ||
+		    close(fd) != 0 || rename(tmp, dst) != 0) {
+			_exit(1);
+		}
+		_exit(0);
+	}
+	st = tu_wait(pid);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+char *trust_first_top(const char *out)
+{
+	char *svc = trust_nth_dir(out, 0);
+	char *top = strndup(svc, (size_t)(strrchr(svc, '/') - svc));
+
+	free(svc);
+	return top;
 }

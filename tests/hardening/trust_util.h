@@ -11,11 +11,18 @@
 #define TRUST_UTIL_H
 
 #include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 #include "hard_util.h"
 
 #define TRUST_SERVICE "trust"
 #define TRUST_PW "Qx7Zp9WmK3"
+/* The attacker of the tests that need a second local user. */
+#define TRUST_NOBODY 65534
+/* A stack that lets anyone in. */
+#define TRUST_PERMIT \
+	"auth sufficient pam_permit.so\naccount sufficient pam_permit.so\n"
 
 struct trust_ctx {
 	struct hu_fixture f;
@@ -39,7 +46,29 @@ int trust_run(char **env, const char *user, const char *const *steps,
 char *trust_nth_dir(const char *out, int nth);
 /* How many times NEEDLE occurs in HAY. */
 int trust_count(const char *hay, const char *needle);
+/* How many lines "WHAT: RC" OUT has (RC: the value of the libpam under
+ * test, PAM_AUTH_ERR is 7 on Linux-PAM, 9 on OpenPAM). */
+int trust_count_rc(const char *out, const char *what, int rc);
 /* Whether PATH is below DIR. */
 bool trust_under(const char *path, const char *dir);
+
+/* A client (as alice) stopped at its "wait" step: out holds what it
+ * printed up to there (stdout and stderr), gate releases it. */
+struct trust_paused {
+	pid_t pid;
+	FILE *o;
+	int gate;
+	char *out;
+};
+void trust_pause_start(struct trust_paused *p, char **env,
+		       const char *const *steps);
+/* Releases the client; appends the rest of its output to out; its exit
+ * code (-1: killed). */
+int trust_pause_finish(struct trust_paused *p);
+/* As nobody (a child process): puts TRUST_PERMIT at TOP/SUB/trust (SUB
+ * may be "."), through a rename as an attacker would.  Whether it could. */
+bool trust_plant_as_nobody(const char *top, const char *sub);
+/* The top of the runtime directory of the first "dir: " line of OUT. */
+char *trust_first_top(const char *out);
 
 #endif

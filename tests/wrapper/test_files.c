@@ -24,7 +24,9 @@
 #include "pwrap_private.h"
 #include "testutil.h"
 
-/* A new file, written in place: whole text, mode 0600, nothing else. */
+/* A new file, written in place: whole text, mode 0644 whatever the umask
+ * (the runtime directory, 0700, keeps it private; a process that switches
+ * its euid for a while has libpam read it as that uid), nothing else. */
 static void test_write_fresh(void **state)
 {
 	const char *dir = *state;
@@ -32,11 +34,14 @@ static void test_write_fresh(void **state)
 	struct stat st;
 	char *got;
 
+	mode_t mask = umask(077);
+
 	assert_int_equal(pwrap_write_file(path, "auth x\n", 7, true), 0);
+	umask(mask);
 	got = tu_read_file(path, NULL);
 	assert_string_equal(got, "auth x\n");
 	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_mode & 07777, 0644);
 	assert_int_equal(tu_count_entries(dir, true), 1);
 	free(got);
 	free(path);
