@@ -32,7 +32,10 @@
  *   @A@/d1      the first of a chain d1 ... d40, each "@include"-ing the
  *               next, the last "@include @A@/inc2": inc2 read 40 levels
  *               deep (more than the wrapper's old limit of 32)  Then one child runs
- * pam_start_confdir("svc", "alice", conv, A) and the next runs the same on B,
+ * pam_start_confdir("svc", "alice", conv, A) and the next runs the same on B
+ * (where libpam has no pam_start_confdir, Linux-PAM 1.3: pam_start with the
+ * directory mounted over /etc/pam.d in a private mount namespace,
+ * tests/common/pwrap_ns.c),
  * each followed by pam_authenticate, pam_setcred(PAM_ESTABLISH_CRED),
  * pam_acct_mgmt, pam_open_session, pam_close_session, pam_chauthtok(0) and
  * pam_end; each child reports the return codes and every message the modules
@@ -92,6 +95,9 @@
 
 #include "pwrap_private.h"
 #include "pwrap_trace.h"
+#if defined(PWRAP_FUZZ_NS)
+#include "pwrap_ns.h"
+#endif
 
 #define NFILES 3
 #define SEP '\x01'
@@ -741,6 +747,19 @@ static void __attribute__((noreturn)) child(const char *dir, int fd,
 	}
 	sigfillset(&all);
 	sigprocmask(SIG_UNBLOCK, &all, NULL);
+#if defined(PWRAP_FUZZ_NS)
+	/* a libpam without pam_start_confdir (Linux-PAM 1.3) reads dir as
+	 * its /etc/pam.d, in a private mount namespace */
+	{
+		char why[256];
+
+		if (pwrap_ns_enter(dir, why, sizeof(why)) != 0) {
+			fprintf(stderr, "fuzz_pamdiff: no private mount "
+				"namespace: %s\n", why);
+			_exit(122);
+		}
+	}
+#endif
 	if (as_nobody && (setgroups(0, NULL) != 0 || setgid(65534) != 0 ||
 			  setuid(65534) != 0)) {
 		_exit(120);
@@ -761,7 +780,11 @@ static void __attribute__((noreturn)) child(const char *dir, int fd,
 			pwrap_trace_walked(g, PAMCONF_STACK_ANY);
 		}
 	}
+#if defined(PWRAP_FUZZ_NS)
+	rc = pam_start("svc", "alice", &c, &ph);
+#else
 	rc = pam_start_confdir("svc", "alice", &c, dir, &ph);
+#endif
 	if (traced) {
 		rc = pwrap_trace_started((void **)&ph, "svc", dir, rc);
 	}

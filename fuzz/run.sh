@@ -57,7 +57,7 @@ for t in $targets; do
     fuzz_pamdiff) extra=(-dict="$here/fuzz/pamdiff.dict");;
   esac
   if [ ! -x "$build/$t" ]; then
-    echo "== $t: skipped: not built (fuzz_pamdiff needs a libpam with pam_start_confdir)"
+    echo "== $t: skipped: not built (OpenPAM: its grammar is not pamdiff's)"
     continue
   fi
   echo "== $t (${secs}s)"

@@ -42,11 +42,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mount.h>
-#endif
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "pwrap_ns.h"
 
 static char line[16384];
 static size_t used;
@@ -117,99 +116,22 @@ static int conv(int n, const struct pam_message **msg,
 }
 
 /* Exits 3 saying why the namespace cannot be had. */
-static void __attribute__((noreturn)) no_ns(const char *what, const char *arg)
+static void __attribute__((noreturn)) no_ns(const char *why)
 {
-	printf("no private mount namespace: %s%s%s: %s\n", what,
-	       arg ? " " : "", arg ? arg : "", strerror(errno));
+	printf("no private mount namespace: %s\n", why);
 	fflush(stdout);
 	exit(3);
-}
-
-#if defined(__linux__)
-/* Writes text to a /proc file; false when it cannot. */
-static int write_proc(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0) {
-		return -1;
-	}
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
-/* Makes place empty: a file gets /dev/null mounted over it, a directory
- * an empty tmpfs (nothing when it does not exist). */
-static void make_empty(const char *place)
-{
-	struct stat st;
-
-	if (stat(place, &st) != 0) {
-		return;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		if (mount("pwrap", place, "tmpfs", MS_NOSUID | MS_NODEV,
-			  "size=16k,mode=755") != 0) {
-			no_ns("mount tmpfs on", place);
-		}
-	} else if (mount("/dev/null", place, NULL, MS_BIND, NULL) != 0) {
-		no_ns("mount /dev/null on", place);
-	}
 }
 
 /* The private mount namespace of "ns" (see the top). */
 static void enter_ns(const char *dir)
 {
-	static const char *const empty[] = { "/usr/lib/pam.d",
-					     "/usr/local/etc/pam.d",
-					     "/etc/pam.conf",
-					     "/usr/local/etc/pam.conf" };
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
-	char map[64];
+	char why[256];
 
-	if (uid == 0) {
-		if (unshare(CLONE_NEWNS) != 0) {
-			no_ns("unshare", "(CLONE_NEWNS)");
-		}
-	} else {
-		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
-			no_ns("unshare", "(CLONE_NEWUSER | CLONE_NEWNS)");
-		}
-		/* the same ids inside: files keep their owners */
-		snprintf(map, sizeof(map), "%lu %lu 1\n", (unsigned long)uid,
-			 (unsigned long)uid);
-		if (write_proc("/proc/self/setgroups", "deny") != 0 ||
-		    write_proc("/proc/self/uid_map", map) != 0) {
-			no_ns("write", "/proc/self/uid_map");
-		}
-		snprintf(map, sizeof(map), "%lu %lu 1\n", (unsigned long)gid,
-			 (unsigned long)gid);
-		if (write_proc("/proc/self/gid_map", map) != 0) {
-			no_ns("write", "/proc/self/gid_map");
-		}
-	}
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
-		no_ns("make / private", NULL);
-	}
-	if (mount(dir, "/etc/pam.d", NULL, MS_BIND, NULL) != 0) {
-		no_ns("mount over", "/etc/pam.d");
-	}
-	for (size_t i = 0; i < sizeof(empty) / sizeof(empty[0]); i++) {
-		make_empty(empty[i]);
+	if (pwrap_ns_enter(dir, why, sizeof(why)) != 0) {
+		no_ns(why);
 	}
 }
-#else
-static void enter_ns(const char *dir)
-{
-	(void)dir;
-	printf("no private mount namespaces on this system (Linux only)\n");
-	fflush(stdout);
-	exit(3);
-}
-#endif
 
 int main(int argc, char **argv)
 {
@@ -236,7 +158,7 @@ int main(int argc, char **argv)
 		enter_ns(argv[2]);
 		/* executed again: no capabilities left in the namespace */
 		execv("/proc/self/exe", again);
-		no_ns("execute", "/proc/self/exe");
+		no_ns("execute /proc/self/exe");
 	}
 #if defined(PWRAP_OPENPAM)
 	/* as in a wrapped process: OpenPAM's ownership checks of policy and
