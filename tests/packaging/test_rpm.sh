@@ -45,7 +45,7 @@ suffix=$("$python" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUF
 for r in $rpms; do
   n=$(rpm -qp --qf '%{NAME}' "$r")
   rpm -qlp "$r" | grep -v '^/usr/lib/\.build-id' \
-    | sed "s|^$sitearch/|<sitearch>/|; s|^$libdir/|<libdir>/|; s|$suffix\$|<ext_suffix>|; s|-$version\b|-<version>|g; s|\.so\.$version\$|.so.<version>|; s|^\(/usr/share/man/.*\)\.\(gz\|xz\|bz2\|zst\)\$|\1|; s|^|$n |"
+    | sed "s|^$sitearch/|<sitearch>/|; s|^$libdir/|<libdir>/|; s|$suffix\$|<ext_suffix>|; s|-$version\b|-<version>|g; s|\.so\.$version\$|.so.<version>|; s#^\(/usr/share/man/.*\)\.\(gz\|xz\|bz2\|zst\)\$#\1#; s|^|$n |"
 done | sort > "$work/files.txt"
 grep -v '^#' "$here/expected-rpm-files.txt" | sort > "$work/expected.txt"
 diff -u "$work/expected.txt" "$work/files.txt" \
