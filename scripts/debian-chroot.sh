@@ -110,7 +110,10 @@ if ! sound; then
   mirror=$("$(dirname "$0")/debian-mirror.sh" 2>&1) || die_unmade "$mirror"
   echo "debian-chroot.sh: debootstrap --variant=minbase $suite $root $mirror"
   log=$(mktemp /tmp/debian-chroot-debootstrap.XXXXXX)
-  if ! debootstrap --variant=minbase "$suite" "$root" "$mirror" > "$log" 2>&1; then
+  # (in a mount namespace of its own too: what it mounts in the chroot
+  # while it installs goes with it, even when it is killed)
+  if ! unshare --mount --propagation private \
+       debootstrap --variant=minbase "$suite" "$root" "$mirror" > "$log" 2>&1; then
     tail -n 5 "$log" >&2
     why=$(grep -E '^(E|W):' "$log" | tail -n1)
     rm -f "$log"

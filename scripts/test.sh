@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: installs missing packages, then one phase per build: the
 # CTest suite (which includes the pytest suites and, as root, the same tests
-# again as nobody) of the normal, forced-legacy, other-PAM, ASan+UBSan and
-# clang builds, then the valgrind runs.  A failed phase does not stop the
+# again as nobody) of the normal, forced-legacy, other-PAM, Debian 13 (in a
+# chroot), ASan+UBSan and clang builds, then the valgrind runs.  A failed phase does not stop the
 # others (a phase that needs a failed build says "not run"); the output ends
 # with a summary per phase (scripts/test-summary.py): passed, failed or not
 # run, its wall time, tests and cases passed/failed/skipped, skip reasons
