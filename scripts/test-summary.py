@@ -9,6 +9,7 @@ Usage: test-summary.py RESULTS_DIR
 
 RESULTS_DIR (written by scripts/test.sh) holds
   phases              one line per phase: name TAB title TAB passed|failed
+                      TAB its wall time in seconds
   NAME.notrun         why phase NAME did not run (then it has no logs)
   NAME.note           lines to show under the phase (what it ran, and why)
   NAME.K.console      ctest's console output of the phase's K-th ctest run
@@ -36,7 +37,8 @@ CTEST_LINE = re.compile(
     r"^\s*\d+/\d+\s+(?:Test|MemCheck)\s+#\d+:\s+(\S+)\s+\.*\s*(?:\*\*\*)?"
     r"(.*?)\s+[\d.]+\s+sec\s*$")
 LOG_TEST = re.compile(r"^\d+/\d+ Testing: (\S+)\s*$")
-CM_COUNT = re.compile(r"^\[  (PASSED|FAILED|SKIPPED) +\] (\d+) test\(s\)")
+# (cmocka 1.1.7, Debian 13, names the group: "[  SKIPPED ] tests: 5 test(s)")
+CM_COUNT = re.compile(r"^\[  (PASSED|FAILED|SKIPPED) +\] (?:\S+: )?(\d+) test\(s\)")
 CM_RUN = re.compile(r"^\[ RUN      \] (\S+)")
 CM_END = re.compile(r"^\[ +(OK|FAILED|SKIPPED|ERROR) +\] (\S+)\s*$")
 PY_FINAL = re.compile(
@@ -178,19 +180,23 @@ def main():
     if os.path.exists(os.path.join(res, "phases")):
         for line in read(os.path.join(res, "phases")).splitlines():
             if line.strip():
-                phases.append(line.split("\t"))
-    head = "%-34s %-8s" % ("phase", "result") + "".join(
+                phases.append((line.split("\t") + ["0"])[:4])
+    head = "%-34s %-8s %6s" % ("phase", "result", "time") + "".join(
         "  %-19s" % k for k in ("ctest tests", "cmocka cases", "pytest cases"))
-    sub = "%-34s %-8s" % ("", "") + " %5s %5s %5s   " % ("pass", "fail", "skip") * 3
+    sub = "%-34s %-8s %6s" % ("", "", "") + " %5s %5s %5s   " % ("pass", "fail", "skip") * 3
     print("== summary (tests passed / failed / skipped per phase) ==")
     print(head.rstrip())
     print(sub.rstrip())
     details = []
     bad = []
-    for name, title, status in phases:
+    total = 0
+    for name, title, status, secs in phases:
+        total += int(secs)
+        took = "%dm%02ds" % divmod(int(secs), 60)
         notrun = os.path.join(res, name + ".notrun")
         if os.path.exists(notrun):
-            print("%-34s %-8s %s" % (title[:34], "not run", read(notrun).strip()))
+            print("%-34s %-8s %6s %s" % (title[:34], "not run", took,
+                                         read(notrun).strip()))
             continue
         ph = Phase()
         for console in sorted(glob.glob(os.path.join(res, name + ".*.console"))):
@@ -200,7 +206,7 @@ def main():
         for k in KINDS:
             c = ph.counts[k]
             cells += " %5d %5d %5d   " % (c["passed"], c["failed"], c["skipped"])
-        print(("%-34s %-8s" % (title[:34], status) + cells).rstrip())
+        print(("%-34s %-8s %6s" % (title[:34], status, took) + cells).rstrip())
         if status != "passed":
             bad.append(title)
         lines = []
@@ -217,6 +223,7 @@ def main():
             lines.append("  skipped %4d %-6s %s  [%s]" % (n, kind, reason, names(tests)))
         if lines:
             details.append((title, lines))
+    print("%-34s %-8s %6s" % ("all phases", "", "%dm%02ds" % divmod(total, 60)))
     for title, lines in details:
         print("-- %s" % title)
         print("\n".join(lines))

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Runs every test: installs missing packages, then one phase per build: the
 # CTest suite (which includes the pytest suites and, as root, the same tests
-# again as nobody) of the normal, forced-legacy, other-PAM, ASan+UBSan and
-# clang builds, then the valgrind runs.  A failed phase does not stop the
+# again as nobody) of the normal, forced-legacy, other-PAM, Debian 13 (in a
+# chroot), ASan+UBSan and clang builds, then the valgrind runs.  A failed phase does not stop the
 # others (a phase that needs a failed build says "not run"); the output ends
 # with a summary per phase (scripts/test-summary.py): passed, failed or not
-# run, tests and cases passed/failed/skipped, skip reasons grouped.
+# run, its wall time, tests and cases passed/failed/skipped, skip reasons
+# grouped.
 # Exit status: 0 when every phase that ran passed, else 1.
 #
 # Usage: scripts/test.sh                  (everything)
 #        PWRAP_QUICK=1 scripts/test.sh    (only the normal build's suite)
+#        PWRAP_PHASES="normal debian13" scripts/test.sh   (only these phases)
 # Environment: PWRAP_BUILD_DIR (default <tree>/build; the other builds are
-#   <dir>-legacy, -asan, -clang, ...), PWRAP_LINUX_PAM_131_PREFIX and
-#   PWRAP_OPENPAM_PREFIX (see README), PWRAP_CTEST_ARGS (extra ctest args).
+#   <dir>-legacy, -asan, -clang, ...), PWRAP_LINUX_PAM_131_PREFIX,
+#   PWRAP_LINUX_PAM_17_PREFIX and PWRAP_OPENPAM_PREFIX (see README),
+#   PWRAP_DEBIAN13_CHROOT (see phase_debian13), PWRAP_CTEST_ARGS (extra
+#   ctest args).
 #
 # A new phase: a function phase_NAME (its commands run under set -e; it may
 # call not_run REASON, note TEXT, build_tree, run_ctest) and one run_phase
@@ -94,15 +98,16 @@ build_and_test() {  # dir, extra cmake args...
   run_ctest "$1"
 }
 run_phase() {  # name, title, command...: runs it, records passed/failed
-  local name=$1 title=$2 rc=0; shift 2
+  local name=$1 title=$2 rc=0 t0=$SECONDS; shift 2
+  [ -z "${PWRAP_PHASES:-}" ] || [[ " $PWRAP_PHASES " == *" $name "* ]] || return 0
   phase=$name runs=0
   echo "== $title =="
   set +e
   ( set -e; "$@" )
   rc=$?
   set -e
-  printf '%s\t%s\t%s\n' "$name" "$title" \
-    "$([ $rc = 0 ] && echo passed || echo failed)" >> "$results/phases"
+  printf '%s\t%s\t%s\t%s\n' "$name" "$title" \
+    "$([ $rc = 0 ] && echo passed || echo failed)" $((SECONDS - t0)) >> "$results/phases"
 }
 
 # --- the phases ------------------------------------------------------------
@@ -149,6 +154,30 @@ phase_valgrind() {  # build dir
   return $rc
 }
 
+# Debian 13 "trixie" (Linux-PAM 1.7, GCC 14, Python 3.13, pytest 8,
+# OpenSSH 10): the normal build's suite, as scripts/test.sh with PWRAP_QUICK=1
+# runs it (root and nobody twins, README blocks, pip and RPM packages), in a
+# chroot made by debootstrap --variant=minbase from this machine's Debian
+# mirror, with the tree copied in and scripts/install-deps.sh run inside
+# (scripts/debian-chroot.sh).  The chroot is kept between runs in
+# PWRAP_DEBIAN13_CHROOT (default /var/cache/pam_wrapper/debian13) and made
+# anew when missing or broken.
+phase_debian13() {
+  local root=${PWRAP_DEBIAN13_CHROOT:-/var/cache/pam_wrapper/debian13} rc=0
+  [ "$(id -u)" = 0 ] || not_run "needs root (debootstrap, chroot, mounts)"
+  command -v debootstrap >/dev/null ||
+    not_run "debootstrap is not installed (scripts/install-deps.sh installs it)"
+  "$src/scripts/debian-chroot.sh" trixie "$root" "$src" bash -c \
+    'bash scripts/install-deps.sh && PWRAP_QUICK=1 bash scripts/test.sh' 2>&1 |
+    tee "$results/console" || rc=$?
+  # (exit 3: the chroot could not be made; its last line says why)
+  [ "$rc" != 3 ] || not_run "$(tail -n1 "$results/console" | sed 's/^debian-chroot.sh: //')"
+  note "chroot $root: debootstrap --variant=minbase trixie; in it:" \
+       "$(grep -m1 -- '-Werror;' "$results/console" | sed 's/^ *//')"
+  keep_logs "$root/srv/pam_wrapper/build" "$results/console"
+  return "$rc"
+}
+
 # Last and alone: the Debian packages built from this tree, installed over
 # Debian's, used and purged (tests/packaging/test_deb.sh).  It changes the
 # system's packages and puts them back, so it never runs next to other
@@ -173,7 +202,9 @@ run_phase normal "normal build" phase_normal
 if [ -z "${PWRAP_QUICK:-}" ]; then
   run_phase legacy "forced-legacy build" phase_legacy
   run_phase linux-pam-131 "Linux-PAM 1.3.1" phase_prefix PWRAP_LINUX_PAM_131_PREFIX
+  run_phase linux-pam-17 "Linux-PAM 1.7.2" phase_prefix PWRAP_LINUX_PAM_17_PREFIX
   run_phase openpam "OpenPAM" phase_prefix PWRAP_OPENPAM_PREFIX
+  run_phase debian13 "Debian 13" phase_debian13
   run_phase asan "ASan+UBSan build" phase_asan
   run_phase clang "clang build" phase_clang
   run_phase valgrind "valgrind, normal build" phase_valgrind "$build"

@@ -51,6 +51,11 @@ want=$(sed -n 's/^project(pam_wrapper VERSION \([0-9.]*\).*/\1/p' "$PWRAP_SOURCE
 [ "$(pkg-config --variable=modules pam_wrapper)" = "$libdir/pam_wrapper" ] || fail "modules= variable"
 [ "$(pkg-config --libs pam_wrapper | xargs)" = "$libdir/libpam_wrapper.so" ] || fail "Libs: is not the library path"
 [ "$(pkg-config --variable=modules libpamtest)" = "$libdir/pam_wrapper" ] || fail "libpamtest modules="
+# libpamtest.pc stands alone: pam.pc is not always there to be read (OpenPAM
+# has none; Debian 13's requires audit.pc, which its libpam0g-dev does not
+# bring), so the consumer's flags must not need it.
+PKG_CONFIG_LIBDIR=$libdir/pkgconfig pkg-config --cflags --libs libpamtest >/dev/null ||
+  fail "pkg-config --cflags --libs libpamtest needs another .pc file"
 
 # --- the installed wrapper resolves bare module names ---------------------
 mkdir "$work/svc" "$work/tmp"

@@ -118,6 +118,16 @@ def test_blocks_are_fenced_and_marked():
              sum(b.kind is None for b in BLOCKS), len(notrun)))
 
 
+def test_first_command_is_readme_setups():
+    """The README's first line is scripts/demo.sh as it can be typed on a
+    fresh Debian as root (bash, no sudo: a container has none), and it is
+    the command readme_setup (setup.sh) runs before the other blocks."""
+    first = BLOCKS[0].text.splitlines()[0].split("#")[0].split()
+    assert first == ["bash", "scripts/demo.sh"], BLOCKS[0]
+    with open(os.path.join(os.path.dirname(__file__), "setup.sh")) as f:
+        assert 'bash "$PWRAP_SOURCE_DIR/scripts/demo.sh"' in f.read()
+
+
 @pytest.fixture(scope="module")
 def scratch():
     """The top of the tree as a newcomer has it, in a directory of our own."""

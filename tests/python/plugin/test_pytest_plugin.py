@@ -382,9 +382,14 @@ def test_xdist(pytester):
             pam_wrapper.add_user("u%d" % n, "p%d" % n)
             pam_wrapper.run(None, "u%d" % n, [0, 2], echo_off=["p%d" % n])
         """)
-    r = run(pytester, "-p", "pytest_pam_wrapper", "-n", "2")
+    # -v: xdist names the worker of each result ("[gw1] ... PASSED"); its
+    # non-verbose header says "gw0 [8]" in xdist 3.1 (Debian 12) but only
+    # "2 workers [8 items]" in 3.6 (Debian 13).  Its first batch gives
+    # each worker two of the eight, so both must have run some.
+    r = run(pytester, "-p", "pytest_pam_wrapper", "-n", "2", "-v")
     out = assert_passed(r, 8)
-    assert "gw0" in out and "gw1" in out
+    ran = set(re.findall(r"^\[(gw\d+)\].* PASSED ", out, re.M))
+    assert ran == {"gw0", "gw1"}, out
 
 
 def test_inprocess_run_fails_with_a_reason(pytester):
