@@ -73,10 +73,10 @@ PWRAP_HIDDEN void pwrap_trace_walked(const char *gpath, enum pamconf_stack asked
 /* The walk's mode: 0 untraced, 1 traced, 2 traced with pamtest explore's
  * plan (every module line names the stand-in). */
 PWRAP_HIDDEN int pwrap_trace_mode(void);
-/* The rewrite could not put the stand-in into line ml: with a plan the
- * plan hears of it and the file is refused (nonzero), else the line stays
- * untraced (0). */
-PWRAP_HIDDEN int pwrap_trace_unfit(const struct pamconf_module_line *ml);
+/* The rewrite could not fit the stand-in (or an include target) into the
+ * line at src:line: with a plan the plan hears of it (nonzero: the file is
+ * refused), else 0 (a module line stays untraced). */
+PWRAP_HIDDEN int pwrap_trace_unfit(const char *src, unsigned line);
 
 /* Sets this thread's "the next walk is for a traced transaction", and
  * whether it collects the lines libpam reads (a pam_start's walk). */

@@ -202,15 +202,15 @@ int pwrap_trace_mode(void)
 	return !active ? 0 : pwrap_trace_plan() != NULL ? 2 : 1;
 }
 
-int pwrap_trace_unfit(const struct pamconf_module_line *ml)
+int pwrap_trace_unfit(const char *src, unsigned line)
 {
 	const struct pam_wrapper_trace_plan *p = pwrap_trace_plan();
 	char where[sizeof(pwrap_path) + 16];
 
-	if (p == NULL) {
+	if (p == NULL || !active) {
 		return 0;
 	}
-	snprintf(where, sizeof(where), "%s:%u", ml->src, ml->line);
+	snprintf(where, sizeof(where), "%s:%u", src, line);
 	if (p->unfit != NULL) {
 		p->unfit(p->ctx, where);
 	}

@@ -308,7 +308,7 @@ static char *cb_trace(void *ctx, const struct pamconf_module_line *ml)
 static int cb_unfit(void *ctx, const struct pamconf_module_line *ml)
 {
 	(void)ctx;
-	return pwrap_trace_unfit(ml);
+	return pwrap_trace_unfit(ml->src, ml->line);
 }
 
 static struct pwrap_gen *gen_find(const char *gpath)
@@ -622,6 +622,9 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 		if (in->bad) {
 			pwrap_log_bad_include(in->why, in->target, g->shown,
 					      in->line);
+			if (in->why == PAMCONF_INCLUDE_TOO_LONG) {
+				(void)pwrap_trace_unfit(g->shown, in->line);
+			}
 			w->failed = true;
 			continue;
 		}

@@ -401,12 +401,23 @@ void xp_replay_run(struct xp_replayer *rp, struct xp_report *r)
 	}
 	r->replayed = rp->unfit == NULL;
 	if (rp->unfit != NULL) {
+		int site = site_of(rp, rp->unfit);
+		const struct xp_site *st = site >= 0 ? &rp->c->sites[site] : NULL;
+		char *where = NULL;
+
+		if (st != NULL && asprintf(&where, "%s:%u",
+					   rp->c->files[st->file].show,
+					   st->line) >= 0) {
+			free(rp->unfit);
+			rp->unfit = where;
+		}
 		free(r->disagree);
 		r->disagree = NULL;
 		r->replays = 0;
-		if (asprintf(&r->not_replayed, "a line is too long to name "
-			     "the stand-in module in it (libpam's 1024-byte "
-			     "line buffer): %s", rp->unfit) < 0) {
+		if (asprintf(&r->not_replayed, "a line is too long for "
+			     "libpam's 1024-byte line buffer once libpam_wrapper "
+			     "rewrites it (the stand-in or the include target): "
+			     "%s", rp->unfit) < 0) {
 			r->not_replayed = NULL;
 		}
 	}
