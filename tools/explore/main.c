@@ -330,9 +330,6 @@ int explore_main(int argc, char **argv)
 	if (pwrap_locate(cmd.lib, cmd.moddir, &paths) != 0 && !cmd.o.no_replay) {
 		goto out;
 	}
-	if (cmd.keep && setenv("PAM_WRAPPER_KEEP_DIR", "1", 1) != 0) {
-		goto out;
-	}
 	/* Like pamtest itself: never replay unwrapped, and the replays run
 	 * in a child, so that whatever signal ends us its directories go */
 	if (!cmd.o.no_replay &&
@@ -341,13 +338,22 @@ int explore_main(int argc, char **argv)
 				       &status)) != 0) {
 		goto out;
 	}
+	/* --keep: the wrapper keeps this process's runtime directory */
+	if (cmd.keep && setenv("PAM_WRAPPER_KEEP_DIR", "1", 1) != 0) {
+		goto out;
+	}
 	sysmod = system_module_dir();
 	cmd.o.sysmoddir = sysmod;
 	cmd.o.moddir = paths.moddir;
 	status = run(&cmd);
 	if (cmd.keep && getenv("PAM_WRAPPER_RUNTIME_DIR") != NULL) {
+		/* (the variable names its services/) */
+		const char *rt = getenv("PAM_WRAPPER_RUNTIME_DIR");
+		const char *end = strrchr(rt, '/');
+
 		fprintf(stderr, "pamtest explore: the replays' runtime "
-			"directory %s (kept)\n", getenv("PAM_WRAPPER_RUNTIME_DIR"));
+			"directory %.*s (kept)\n",
+			end != NULL ? (int)(end - rt) : (int)strlen(rt), rt);
 	}
 out:
 	for (size_t i = 0; i < cmd.o.nmodels; i++) {
