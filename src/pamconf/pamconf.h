@@ -72,7 +72,8 @@ void pamconf_rules_openpam(struct pamconf_rules *r, unsigned lib_maj);
  */
 void pamconf_rules_detect(struct pamconf_rules *r, void *handle,
 			  const void *addr);
-/* The same for the libpam this program is linked with (a tool's). */
+/* The same for the libpam this program is linked with (a tool's); when
+ * none is loaded, the one the tree was built against. */
 void pamconf_rules_linked(struct pamconf_rules *r);
 
 /* ---- a file --------------------------------------------------------------- */
