@@ -110,7 +110,9 @@ bool pwrap_trace_begin(void)
 		pwrap_trace_set_active(false, false);
 		return false;
 	}
-	next_dest = pwrap_trace_dest(v);
+	/* with pamtest explore's plan the plan hears every call: no
+	 * records are written */
+	next_dest = pwrap_trace_plan() == NULL ? pwrap_trace_dest(v) : NULL;
 	next_fmt = pwrap_trace_fmt_env();
 	/* without the stand-in only starts and results are recorded */
 	pwrap_trace_set_active(pwrap_trace_standin() != NULL, true);
@@ -609,8 +611,18 @@ const struct pam_wrapper_trace_plan *pwrap_trace_plan(void)
 PWRAP_EXPORT int pam_wrapper_trace_plan(const struct pam_wrapper_trace_plan *p);
 int pam_wrapper_trace_plan(const struct pam_wrapper_trace_plan *p)
 {
+	/* the stand-in stays loaded while a plan is set: each transaction's
+	 * libpam loads it again without mapping it again */
+	static void *held;
+
 	if (p != NULL && pwrap_trace_standin() == NULL) {
 		return -1;
+	}
+	if (p != NULL && held == NULL) {
+		held = dlopen(pwrap_trace_standin(), RTLD_NOW | RTLD_LOCAL);
+	} else if (p == NULL && held != NULL) {
+		dlclose(held);
+		held = NULL;
 	}
 	__atomic_store_n(&plan, p, __ATOMIC_RELEASE);
 	return 0;

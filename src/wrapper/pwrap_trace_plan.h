@@ -9,8 +9,9 @@
  * plan->loads, for each line it read, whether its module would load (it
  * fails where one does not, as OpenPAM does).  A line too long to name the
  * stand-in in it (libpam's line buffer) is told to plan->unfit and fails
- * the transaction's pam_start: its real module is never loaded.  The
- * records still go where PAM_WRAPPER_TRACE says.  The plan is the caller's;
+ * the transaction's pam_start: its real module is never loaded.  No
+ * records are written (PAM_WRAPPER_TRACE need only be set; the plan hears
+ * every call).  The plan is the caller's;
  * the wrapper keeps a pointer to it until it is set again.
  */
 #ifndef PWRAP_TRACE_PLAN_H

@@ -171,7 +171,7 @@ struct cmd {
 	struct xp_opts o;
 	enum xp_format fmt;
 	const char *dir, *lib, *moddir, *service;
-	bool keep;
+	bool keep, system;
 };
 
 static void parse(int argc, char **argv, struct cmd *c)
@@ -265,17 +265,23 @@ static void parse(int argc, char **argv, struct cmd *c)
 			exit(EXIT_USAGE);
 		}
 	}
-	if (optind != argc - 2) {
+	c->service = optind == argc - 2 ? argv[optind + 1] : NULL;
+	c->system = system;
+}
+
+/* What the options say together. */
+static void check_args(struct cmd *c)
+{
+	if (c->service == NULL) {
 		errx(EXIT_USAGE, "expected one SERVICE (see --help)");
 	}
-	if ((c->dir != NULL) == system) {
+	if ((c->dir != NULL) == c->system) {
 		errx(EXIT_USAGE, "give either -d SERVICE_DIR or --system");
 	}
 	if (c->dir != NULL && access(c->dir, X_OK) != 0) {
 		err(EXIT_USAGE, "%s", c->dir);
 	}
-	c->service = argv[optind + 1];
-	if (system) {
+	if (c->system) {
 		c->dir = "/etc/pam.d";
 	}
 }
@@ -327,6 +333,7 @@ int explore_main(int argc, char **argv)
 	pid_t pid = 0;
 
 	parse(argc, argv, &cmd);
+	check_args(&cmd);
 	if (pwrap_locate(cmd.lib, cmd.moddir, &paths) != 0 && !cmd.o.no_replay) {
 		goto out;
 	}
