@@ -113,7 +113,7 @@ static struct xp_opts opts(void)
 	struct xp_opts o = { .type = XP_AUTH };
 
 	o.moddir = getenv("PWRAP_MODULE_DIR");
-	o.sysmoddir = pwrap_system_module_dir();
+	o.sysmoddir = system_module_dir();
 	return o;
 }
 

@@ -33,6 +33,7 @@ ALLOWED = {
         "src/python/pypamtest_trace.c": "the trace's records",
         "src/python/pypamtest_explore.c": "a list of paths",
         "tools/common/pwrap_tool.c": "LD_PRELOAD's list",
+        "tools/common/pwrap_system.c": "a list of globs and its own report",
     },
     KEYWORDS: {
         "tools/pamtest/parse.c": "a scenario line that looks like a service line",
@@ -41,6 +42,7 @@ ALLOWED = {
         "src/wrapper/pwrap_walk.c": "the wrapper's walk (include targets)",
         "src/wrapper/pwrap_file.c": "the wrapper's file reader",
         "tools/pamtest/check.c": "pamtest --check's walk",
+        "tools/common/pwrap_system.c": "the --system copier (for pamconf_rewrite)",
         "tools/explore/read.c": "the explorer's model",
     },
 }
