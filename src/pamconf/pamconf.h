@@ -72,7 +72,8 @@ void pamconf_rules_openpam(struct pamconf_rules *r, unsigned lib_maj);
  */
 void pamconf_rules_detect(struct pamconf_rules *r, void *handle,
 			  const void *addr);
-/* The same for the libpam this program is linked with (a tool's). */
+/* The same for the libpam this program is linked with (a tool's); when
+ * none is loaded, the one the tree was built against. */
 void pamconf_rules_linked(struct pamconf_rules *r);
 
 /* ---- a file --------------------------------------------------------------- */
@@ -236,6 +237,10 @@ struct pamconf_ops {
 	int (*bad_include)(void *ctx, enum pamconf_stack stack,
 			   enum pamconf_bad_include why, const char *target,
 			   const char *src, unsigned line);
+	/* module_line's replacement would not fit libpam's buffer: 0 goes
+	 * on as told above (the line is not traced), else the file is
+	 * refused (E2BIG); NULL: 0 */
+	int (*unfit)(void *ctx, const struct pamconf_module_line *ml);
 	/* a message for the user (a replacement not made), or NULL */
 	void (*warn)(void *ctx, const char *src, unsigned line,
 		     const char *msg);
@@ -330,5 +335,93 @@ bool pamconf_module_plain(const struct pamconf_rules *r, const char *module);
 int pamconf_module_find(const struct pamconf_rules *r, const char *module,
 			const char *const *dirs, char *out, size_t out_len,
 			int *why);
+
+/* ---- a service ------------------------------------------------------------- */
+
+/*
+ * How deep includes may nest before libpam_wrapper refuses them: Linux-PAM
+ * up to 1.5 has no limit of its own and recurses with a 1 KiB buffer per
+ * level; deeper than this it needs more than the default 8 MiB of stack.
+ */
+#define PAMCONF_INCLUDE_DEEPEST 8192
+
+/* What libpam does with one entry of a stack. */
+enum pamconf_does {
+	PAMCONF_CALLS,		/* calls the line's module (or, when it cannot
+				 * load it or it lacks the function, gives
+				 * the code libpam gives such a line) */
+	PAMCONF_FAILS,		/* keeps a line that fails without a call */
+	PAMCONF_MARK,		/* Linux-PAM: a substack starts here */
+};
+
+/* One entry of a stack, in the order libpam evaluates them. */
+struct pamconf_entry {
+	enum pamconf_does does;
+	int file;		/* index in pamconf_service.files */
+	const struct pamconf_line *l;	/* the line (its file's) */
+	unsigned seq;		/* the order the walk met the entries in */
+	unsigned level;		/* Linux-PAM: substacks entered */
+	int act[PWRAP_CONTROL_CODES];	/* Linux-PAM: the action per code */
+	int flag;		/* OpenPAM: enum pamconf_flag */
+	const char *module;	/* CALLS: as written (the line's) */
+	char *path;		/* CALLS: the file it resolves to (owned),
+				 * NULL when there is none */
+	const char *why;	/* FAILS: static text */
+	bool faulty;		/* FAILS: a handler without a function
+				 * (PAM_MODULE_UNKNOWN), not a line that must
+				 * fail (PAM_PERM_DENIED) */
+};
+
+struct pamconf_entries {
+	struct pamconf_entry *v;
+	size_t n;
+};
+
+/* A file the service reads (once each, however often it is included). */
+struct pamconf_sfile {
+	char *path;		/* as libpam opens it */
+	char *show;		/* relative to the service directory when
+				 * below it */
+	struct pamconf_file f;	/* its lines (none: read as empty) */
+	bool loaded;
+};
+
+struct pamconf_service {
+	struct pamconf_sfile *files;
+	size_t nfiles;
+	/* the stacks of the service and of "other", per enum pwrap_group */
+	struct pamconf_entries conf[PWRAP_GROUPS], other[PWRAP_GROUPS];
+	int service_file, other_file;	/* indexes, or -1: missing */
+	char *refused;		/* pam_start fails: "FILE[:LINE]: why" */
+	int refused_file;	/* the file it names, or -1 */
+	char *error;		/* what cannot be told (or no memory) */
+};
+
+/* Where the walk reads files and finds modules. */
+struct pamconf_walk_ops {
+	void *ctx;
+	/* where bare module names are looked for (pamconf_module_find) */
+	const char *const *moddirs;
+	/* instead of the disk (both NULL: pamconf_target_kind(),
+	 * pamconf_read_file()): what is at path, and its text */
+	enum pamconf_target (*kind)(void *ctx, const char *path, int *why);
+	int (*read)(void *ctx, const char *path, char **text, size_t *len);
+};
+
+/*
+ * Reads service from dir as r's libpam reads it under libpam_wrapper, into
+ * stacks: the service file and "other" (a missing service: only "other"),
+ * what they include and substack, each file for the groups libpam reads it
+ * for, within the version's limits.  The service file and "other" count
+ * only as regular files, as libpam_wrapper provides them (one it cannot
+ * read makes pam_start fail); what libpam_wrapper refuses (an include
+ * cycle up to Linux-PAM 1.5, a target that would block, a line on which
+ * libpam crashes or loops) ends in s->refused, as what makes libpam's
+ * pam_start fail.  Never blocks.  0, or -1 with s->error.
+ */
+int pamconf_service_read(const struct pamconf_rules *r, const char *dir,
+			 const char *service, const struct pamconf_walk_ops *ops,
+			 struct pamconf_service *s);
+void pamconf_service_free(struct pamconf_service *s);
 
 #endif

@@ -197,7 +197,14 @@ static int traced_line(const struct rw *w, const struct pamconf_line *l)
 
 	if (rep != NULL) {
 		rc = emit_replaced(w, l, (size_t)l->target, rep);
-		if (rc == 0) {
+		if (rc == 0 && w->ops->unfit != NULL &&
+		    w->ops->unfit(w->ops->ctx, &ml) != 0) {
+			w->err->why = "the trace's stand-in does not fit into "
+				      "the line (libpam's line buffer)";
+			w->err->line = l->line;
+			errno = E2BIG;
+			rc = -1;
+		} else if (rc == 0) {
 			warn(w, l->line, "with the trace's stand-in for %s the "
 			     "line would not fit libpam's %zu-byte line buffer; "
 			     "its calls are not traced", ml.module);

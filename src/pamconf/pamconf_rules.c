@@ -189,6 +189,13 @@ void pamconf_rules_linked(struct pamconf_rules *r)
 	 * the wrapper's */
 	void *handle = dlopen(PWRAP_LIBPAM_SONAME, RTLD_LAZY | RTLD_NOLOAD);
 
+#if defined(PWRAP_OPENPAM)
+	if (handle == NULL) {
+		/* not loaded (the launcher): the one built against */
+		pamconf_rules_openpam(r, major_of(PWRAP_LIBPAM_SONAME));
+		return;
+	}
+#endif
 	pamconf_rules_detect(r, handle,
 			     handle != NULL ? dlsym(handle, "pam_start") : NULL);
 	if (handle != NULL) {

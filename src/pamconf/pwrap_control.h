@@ -1,8 +1,8 @@
 /*
  * Linux-PAM's control words ("required", "[success=ok default=bad]", ...)
- * read into one action per return code, exactly as libpam reads them.  The
- * module trace (pwrap_trace_conf.c) and pamtest explore
- * (tools/pamtest/explore_linux.c) both need them; this is the one copy.
+ * read into one action per return code, exactly as libpam reads them, for
+ * the reader (pamconf_linux.c) and the module trace (pwrap_trace_conf.c);
+ * this is the one copy.
  */
 #ifndef PWRAP_CONTROL_H
 #define PWRAP_CONTROL_H

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "pwrap_trace.h"
+#include "pwrap_trace_plan.h"
 
 typedef int (*sm_fn)(pam_handle_t *pamh, int flags, int argc,
 		     const char **argv);
@@ -68,6 +69,8 @@ struct thandle {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct thandle *handles;
+/* pamtest explore's plan (pwrap_trace_plan.h), or NULL */
+static const struct pam_wrapper_trace_plan *plan;
 static unsigned long n_handles;	/* atomic: the fast path reads it */
 static unsigned long n_tx;	/* atomic: transactions started */
 
@@ -107,7 +110,9 @@ bool pwrap_trace_begin(void)
 		pwrap_trace_set_active(false, false);
 		return false;
 	}
-	next_dest = pwrap_trace_dest(v);
+	/* with pamtest explore's plan the plan hears every call: no
+	 * records are written */
+	next_dest = pwrap_trace_plan() == NULL ? pwrap_trace_dest(v) : NULL;
 	next_fmt = pwrap_trace_fmt_env();
 	/* without the stand-in only starts and results are recorded */
 	pwrap_trace_set_active(pwrap_trace_standin() != NULL, true);
@@ -318,10 +323,19 @@ int pwrap_trace_started(void **pamh, const char *service, const char *dir,
 		dest = NULL;
 	}
 	for (i = 0; h != NULL && i < n; i++) {
-		struct tmod *m = module(h, lines[i]->path, lines[i]->silent);
+		const struct pam_wrapper_trace_plan *p = pwrap_trace_plan();
+		/* with a plan no module is loaded: the plan says */
+		struct tmod *m = p == NULL ? module(h, lines[i]->path,
+						    lines[i]->silent)
+					   : NULL;
 #if defined(PWRAP_OPENPAM)
+		bool loads = p != NULL ? p->loads == NULL ||
+						 p->loads(p->ctx, lines[i]->where,
+							  lines[i]->module)
+				       : m != NULL && m->dl != NULL;
+
 		/* OpenPAM fails pam_start on a module it cannot load */
-		if (m == NULL || m->dl == NULL) {
+		if (!loads) {
 			PWRAP_LOG(PWRAP_LOG_ERROR, "%s: module %s cannot be "
 				  "loaded; OpenPAM refuses the service",
 				  lines[i]->where, lines[i]->path);
@@ -510,6 +524,7 @@ int pam_wrapper_trace_call(int sm, pam_handle_t *pamh, int flags, int argc,
 			   const char **argv)
 {
 	const struct pwrap_trace_line *l = line_of(argc, argv);
+	const struct pam_wrapper_trace_plan *pl;
 	struct thandle *h;
 	struct tmod *m;
 	struct pend *p;
@@ -538,9 +553,12 @@ int pam_wrapper_trace_call(int sm, pam_handle_t *pamh, int flags, int argc,
 		put(h);
 	}
 	/* the handle is this thread's while its call runs: no lock */
-	m = module(h, l->path, l->silent);
+	pl = pwrap_trace_plan();
+	m = pl == NULL ? module(h, l->path, l->silent) : NULL;
 	fn = function(m, (enum pwrap_sm)sm);
-	if (fn != NULL) {
+	if (pl != NULL) {
+		rc = pl->call(pl->ctx, l->where, l->module, sm, flags);
+	} else if (fn != NULL) {
 		rc = fn(pamh, flags, argc - 1, argv + 1);
 		saved = errno;	/* the module's, for libpam */
 	} else {
@@ -583,6 +601,31 @@ int pam_wrapper_trace_call(int sm, pam_handle_t *pamh, int flags, int argc,
 	free(service);
 	errno = saved;
 	return rc;
+}
+
+const struct pam_wrapper_trace_plan *pwrap_trace_plan(void)
+{
+	return __atomic_load_n(&plan, __ATOMIC_ACQUIRE);
+}
+
+PWRAP_EXPORT int pam_wrapper_trace_plan(const struct pam_wrapper_trace_plan *p);
+int pam_wrapper_trace_plan(const struct pam_wrapper_trace_plan *p)
+{
+	/* the stand-in stays loaded while a plan is set: each transaction's
+	 * libpam loads it again without mapping it again */
+	static void *held;
+
+	if (p != NULL && pwrap_trace_standin() == NULL) {
+		return -1;
+	}
+	if (p != NULL && held == NULL) {
+		held = dlopen(pwrap_trace_standin(), RTLD_NOW | RTLD_LOCAL);
+	} else if (p == NULL && held != NULL) {
+		dlclose(held);
+		held = NULL;
+	}
+	__atomic_store_n(&plan, p, __ATOMIC_RELEASE);
+	return 0;
 }
 
 __attribute__((destructor)) static void trace_fini(void)

@@ -70,6 +70,14 @@ PWRAP_HIDDEN void pwrap_trace_forget_file(const char *gpath);
 PWRAP_HIDDEN void pwrap_trace_walk_begin(void);
 PWRAP_HIDDEN void pwrap_trace_walked(const char *gpath, enum pamconf_stack asked);
 
+/* The walk's mode: 0 untraced, 1 traced, 2 traced with pamtest explore's
+ * plan (every module line names the stand-in). */
+PWRAP_HIDDEN int pwrap_trace_mode(void);
+/* The rewrite could not fit the stand-in (or an include target) into the
+ * line at src:line: with a plan the plan hears of it (nonzero: the file is
+ * refused), else 0 (a module line stays untraced). */
+PWRAP_HIDDEN int pwrap_trace_unfit(const char *src, unsigned line);
+
 /* Sets this thread's "the next walk is for a traced transaction", and
  * whether it collects the lines libpam reads (a pam_start's walk). */
 PWRAP_HIDDEN void pwrap_trace_set_active(bool on, bool collect_walked);
@@ -117,6 +125,9 @@ PWRAP_HIDDEN void pwrap_trace_call_after(const void *pamh, enum pwrap_sm sm,
 					 int flags, int rc);
 /* After the real pam_end: writes what is left, unloads the modules. */
 PWRAP_HIDDEN void pwrap_trace_ended(const void *pamh);
+/* pamtest explore's plan (pwrap_trace_plan.h), or NULL. */
+struct pam_wrapper_trace_plan;
+PWRAP_HIDDEN const struct pam_wrapper_trace_plan *pwrap_trace_plan(void);
 
 /* ---- pwrap_trace_out.c ------------------------------------------------- */
 

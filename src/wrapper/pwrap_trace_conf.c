@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "pwrap_trace.h"
+#include "pwrap_trace_plan.h"
 
 #define STANDIN "pam_wrapper_trace.so"
 
@@ -194,6 +195,26 @@ static _Thread_local unsigned roots;
 bool pwrap_trace_active(void)
 {
 	return active;
+}
+
+int pwrap_trace_mode(void)
+{
+	return !active ? 0 : pwrap_trace_plan() != NULL ? 2 : 1;
+}
+
+int pwrap_trace_unfit(const char *src, unsigned line)
+{
+	const struct pam_wrapper_trace_plan *p = pwrap_trace_plan();
+	char where[sizeof(pwrap_path) + 16];
+
+	if (p == NULL || !active) {
+		return 0;
+	}
+	snprintf(where, sizeof(where), "%s:%u", src, line);
+	if (p->unfit != NULL) {
+		p->unfit(p->ctx, where);
+	}
+	return 1;
 }
 
 void pwrap_trace_set_active(bool on, bool collect_walked)
@@ -377,7 +398,10 @@ static char *standin_link(const char *conf, const char *module)
 	ssize_t n;
 
 	base = base != NULL ? base + 1 : module;
-	if (base[0] == '\0' || base[0] == '.' || strlen(base) > 200 ||
+	/* with pamtest explore's plan nobody reads libpam's log lines: one
+	 * file, which libpam loads once per transaction */
+	if (pwrap_trace_plan() != NULL || base[0] == '\0' || base[0] == '.' ||
+	    strlen(base) > 200 ||
 	    strspn(base, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 			 "0123456789._-") != strlen(base) ||
 	    !pwrap_pjoin(dir, conf, ".t") || !pwrap_pjoin(link, dir, base)) {
@@ -432,6 +456,14 @@ char *pwrap_trace_line(const char *conf, const char *gpath,
 	l->control = tbuf_take(&control);
 	l->module = strdup(ml->module);
 	l->path = resolve(conf, ml);
+	if (l->path == NULL && pwrap_trace_plan() != NULL &&
+	    (pwrap_rules()->impl == PAMCONF_OPENPAM ||
+	     !pamconf_name_refused(ml->module))) {
+		/* with a plan nothing is loaded: the stand-in takes the
+		 * place of a module libpam would not find too (but not of a
+		 * name libpam refuses before it looks) */
+		l->path = strdup(ml->module);
+	}
 	if (l->where == NULL || l->control == NULL || l->module == NULL ||
 	    l->path == NULL) {
 		line_free(l);

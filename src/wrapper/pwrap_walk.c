@@ -38,7 +38,7 @@
  * rather than let libpam crash; the walk below keeps its paths on the heap
  * and needs far less stack per level than libpam.
  */
-#define PWRAP_MAX_INCLUDE_DEPTH 8192
+#define PWRAP_MAX_INCLUDE_DEPTH PAMCONF_INCLUDE_DEEPEST
 
 /* An include line: its target as written (NULL: it has none), the stack it
  * belongs to, and whether it cannot work (then the line is refused where
@@ -72,7 +72,8 @@ struct pwrap_gen {
 	 * current include chain */
 	unsigned long walk;
 	unsigned seen, open;
-	bool traced;		/* module lines name the trace's stand-in */
+	int traced;		/* module lines name the trace's stand-in
+				 * (pwrap_trace_mode()) */
 };
 
 static struct pwrap_entry *gens;	/* of struct pwrap_gen */
@@ -111,7 +112,7 @@ struct walk {
 	bool cycle;		/* libpam would recurse until the stack overflows */
 	bool suspect;		/* a file we made is gone: recheck the directory */
 	bool top;		/* walking the requested service's own file */
-	bool traced;		/* rewrite for the module trace */
+	int traced;		/* rewrite for the module trace (mode) */
 	const char *gpath;	/* the file being rewritten */
 };
 
@@ -304,6 +305,12 @@ static char *cb_trace(void *ctx, const struct pamconf_module_line *ml)
 	return pwrap_trace_line(w->conf, w->gpath, ml);
 }
 
+static int cb_unfit(void *ctx, const struct pamconf_module_line *ml)
+{
+	(void)ctx;
+	return pwrap_trace_unfit(ml->src, ml->line);
+}
+
 static struct pwrap_gen *gen_find(const char *gpath)
 {
 	return (struct pwrap_gen *)pwrap_list_find(gens, gpath);
@@ -451,6 +458,7 @@ static int regenerate(struct walk *w, struct pwrap_gen *g, const char *src,
 		.ctx = w,
 		.bad_include = cb_bad_include,
 		.module_line = w->traced ? cb_trace : NULL,
+		.unfit = w->traced ? cb_unfit : NULL,
 	};
 	char *in = NULL;
 	char *out = NULL;
@@ -614,6 +622,9 @@ static int walk_file(struct walk *w, const char *gpath, const char *src,
 		if (in->bad) {
 			pwrap_log_bad_include(in->why, in->target, g->shown,
 					      in->line);
+			if (in->why == PAMCONF_INCLUDE_TOO_LONG) {
+				(void)pwrap_trace_unfit(g->shown, in->line);
+			}
 			w->failed = true;
 			continue;
 		}
@@ -722,7 +733,7 @@ static void walk_reset(struct walk *w, const struct pwrap_source *src)
 	w->src = src;
 	w->conf = pwrap_rundir()->conf;
 	w->id = ++walks;
-	w->traced = src != NULL && pwrap_trace_active();
+	w->traced = src != NULL ? pwrap_trace_mode() : 0;
 	if (w->traced) {
 		pwrap_trace_walk_begin();
 	}

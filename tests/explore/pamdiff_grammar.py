@@ -73,7 +73,10 @@ class Grammar:
     INCLUDES = ("include", "Include", "INCLUDE", "substack", "SUBSTACK",
                 "SubStack", "br_include", "br_substack")
     AT = ("at_include", "at_INCLUDE", "at_Include")
-    TARGETS = ("inc1", "inc2", "incsvc", "incmissing")
+    # include targets: the stack's files, a missing one, and those that
+    # are not plain files (explore_case makes them, as fuzz_pamdiff does)
+    TARGETS = ("inc1", "inc2", "incsvc", "incmissing", "t_dir", "t_dir_slash",
+               "t_empty", "t_devnull", "t_secret", "t_fifo")
     MODULES = ("permit", "deny", "debug", "echo", "warn", "nonexistent",
                "permit_deb", "deny_deb", "debug_deb", "echo_deb",
                "permit_bare", "deny_bare")
@@ -105,8 +108,22 @@ class Grammar:
             pairs.append(r.choice(self.VALUES) + b"=" + act)
         return b"[" + b" ".join(pairs) + b"]"
 
+    def long_line(self):
+        """A physical line over libpam 1.5's 1024-byte buffer: a comment
+        whose tail 1.5 reads as a line of its own, a line behind a
+        comment that fills the buffer (1.5 reads it, 1.6 does not), or a
+        module line with a long argument (1.5 splits it)."""
+        kind = self.r.random()
+        if kind < 0.4:
+            return b"#" + b"x" * self.r.randint(1024, 1100) + b"\n"
+        if kind < 0.8:
+            return b"#" + b"x" * 1022 + self.line()
+        return self.line().rstrip(b"\n") + b" " + b"a" * self.r.randint(1000, 1100) + b"\n"
+
     def line(self):
         r = self.r
+        if r.random() < 0.03:
+            return self.long_line()
         sep = self.w["tab"] if r.random() < 0.3 else b" "
         x = r.random()
         if x < 0.08:

@@ -33,9 +33,24 @@ pytestmark = pytest.mark.skipif(OPENPAM, reason="the pamdiff grammar is "
                                 "Linux-PAM's (OpenPAM: test_explore_openpam.py)")
 
 
+def make_specials(d):
+    """The include targets that are not plain files (fuzz_pamdiff's): an
+    empty file, one of mode 0 (unreadable but to root), a FIFO without a
+    writer (libpam would block: the wrapper refuses it, the explorer must
+    say so without blocking) and a directory (read as empty)."""
+    with open(os.path.join(d, "empty"), "wb"):
+        pass
+    with open(os.path.join(d, "secret"), "wb") as f:
+        f.write(b"auth optional pam_echo.so secret\n")
+    os.chmod(os.path.join(d, "secret"), 0)
+    os.mkfifo(os.path.join(d, "fifo"))
+    os.mkdir(os.path.join(d, "dir"))
+
+
 def explore_case(explorer, tmp_path, files):
     d = str(tmp_path / "A")
     os.mkdir(d)
+    make_specials(d)
     for name, text in files.items():
         with open(os.path.join(d, name), "wb") as f:
             f.write(text.replace(b"@A@", d.encode()))

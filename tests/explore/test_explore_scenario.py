@@ -49,6 +49,26 @@ explore service login type account
     assert "OK: 2 passed, 0 failed" in p.stdout
 
 
+def test_block_words_are_lexed_as_the_file(explorer, tmp_path):
+    """The block's lines are lexed by the scenario parser: quoted words
+    work there as on every other line (they were split on blanks, quotes
+    kept), and a quote left open is an error at its line."""
+    p, path = scenario(explorer, tmp_path, GOOD + """
+explore type "auth"
+    must "pam_matrix"
+    model "pam_matrix=success,auth_err"
+    expect no ignored
+    expect "success" iff pam_matrix
+""")
+    assert p.returncode == 0, p.stdout + p.stderr
+    p, path = scenario(explorer, tmp_path, GOOD + """
+explore type auth
+    must "pam_matrix
+""")
+    assert p.returncode == 2
+    assert "%s:8: unterminated quoted string" % path in p.stderr
+
+
 def test_failing_expectations(explorer, tmp_path):
     p, path = scenario(explorer, tmp_path, """service login
     auth optional pam_matrix.so

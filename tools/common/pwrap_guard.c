@@ -268,3 +268,20 @@ pid_t pwrap_guard_run(const char *prefix, bool keep, char **top, int *status,
 	}
 	return pid;
 }
+
+pid_t pwrap_guard_wrapped(const char *mark, const char *lib,
+			  const char *preload, char **argv, const char *prefix,
+			  bool keep, int (*before_fork)(const char *top),
+			  char **top, int *status)
+{
+	if (pwrap_reexec_wrapped(mark, lib, preload, argv) < 0)
+		return -1;
+	return pwrap_guard_run(prefix, keep, top, status, before_fork);
+}
+
+void pwrap_guard_finish(pid_t pid, char *top)
+{
+	if (top != NULL && pid != 0 && pwrap_rmtree(top) != 0)
+		warnx("could not remove %s", top);
+	free(top);
+}

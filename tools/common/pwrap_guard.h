@@ -68,5 +68,18 @@ int pwrap_guard_wait(pid_t pid);
  */
 pid_t pwrap_guard_run(const char *prefix, bool keep, char **top, int *status,
 		      int (*before_fork)(const char *top));
+/*
+ * pamtest and pamtest explore: pwrap_reexec_wrapped(mark, lib, preload,
+ * argv), then pwrap_guard_run(prefix, keep, top, status, before_fork).  0
+ * in the child, which goes on; else (the parent, or an error, warned) the
+ * caller ends with pwrap_guard_finish() and *status.
+ */
+pid_t pwrap_guard_wrapped(const char *mark, const char *lib,
+			  const char *preload, char **argv, const char *prefix,
+			  bool keep, int (*before_fork)(const char *top),
+			  char **top, int *status);
+/* The end of a tool that called pwrap_guard_wrapped(): in the parent
+ * (pid != 0) *top is removed; freed either way. */
+void pwrap_guard_finish(pid_t pid, char *top);
 
 #endif

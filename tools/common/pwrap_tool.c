@@ -7,7 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "pwrap_tool.h"
-#include "pwrap_names.h"
+#include "pamconf.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <link.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -360,58 +361,16 @@ int tool_valid_account_flags(const char *f)
 	return 1;
 }
 
-char *pwrap_conf_word(const char *word)
-{
-	struct pwrap_buf b = {0};
-
-	if (strpbrk(word, "#\n") != NULL) {
-		errno = EINVAL;
-		return NULL;
-	}
-#if defined(PWRAP_OPENPAM)
-	/* openpam_readword(): quotes and backslashes are special anywhere;
-	 * single quotes keep everything else as it is. */
-	if (strpbrk(word, " \t\r\v\f'\"\\") == NULL)
-		pwrap_buf_str(&b, word);
-	else if (strchr(word, '\'') == NULL)
-		pwrap_buf_fmt(&b, "'%s'", word);
-	else if (strpbrk(word, "\"\\") == NULL)
-		pwrap_buf_fmt(&b, "\"%s\"", word);
-	else {
-		errno = EINVAL;
-		return NULL;
-	}
-#else
-	/* Linux-PAM splits at " \t" unless the word is in [...], where "\]"
-	 * stands for ']'. */
-	if (strpbrk(word, " \t") == NULL) {
-		pwrap_buf_str(&b, word);
-	} else {
-		pwrap_buf_str(&b, "[");
-		for (const char *p = word; *p != '\0'; p++) {
-			if (*p == ']')
-				pwrap_buf_str(&b, "\\");
-			pwrap_buf_add(&b, p, 1);
-		}
-		pwrap_buf_str(&b, "]");
-	}
-#endif
-	if (b.failed) {
-		pwrap_buf_free(&b);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return b.p;
-}
-
 char *pwrap_matrix_service(const char *module, const char *passdb)
 {
+	struct pamconf_rules rules;
 	struct pwrap_buf b = {0};
 	char *arg = NULL, *word = NULL;
 
 	if (asprintf(&arg, "passdb=%s", passdb) < 0)
 		return NULL;
-	word = pwrap_conf_word(arg);
+	pamconf_rules_linked(&rules);
+	word = pamconf_word(&rules, arg);
 	if (word == NULL) {
 		if (errno == EINVAL)
 			warnx("%s: a PAM service file cannot name this path (it holds "

@@ -104,15 +104,6 @@ const char *pwrap_service_case_problem(const char *name);
 int tool_valid_account_flags(const char *f);
 
 /*
- * `word` as one module argument of a PAM service file line, quoted when it
- * holds blanks (Linux-PAM: [word] with ']' as \]; OpenPAM: shell-like
- * quotes).  NULL with errno EINVAL when no quoting can carry it (a newline,
- * or a '#', which starts a comment anywhere on a Linux-PAM line), ENOMEM.
- * Malloc'd.
- */
-char *pwrap_conf_word(const char *word);
-
-/*
  * The service file text that runs pam_matrix (module at `module`, which may be
  * a bare name) with passdb=`passdb` for all four management groups.  Malloc'd;
  * NULL after a warning when the passdb path cannot be written in a service

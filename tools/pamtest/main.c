@@ -106,6 +106,7 @@ static int check_modules(struct scenario *scs, int nfiles, const char *lib,
 	 * modules are then reported as missing, with the reason. */
 	if (pwrap_locate(lib, moddir, &paths) != 0)
 		paths.moddir = NULL;
+	pamtest_moddir = paths.moddir;	/* ${MODULE_DIR} */
 	for (int i = 0; i < nfiles; i++)
 		errors += scenario_check_modules(&scs[i], paths.moddir, sysmoddir);
 	free(sysmoddir);
@@ -235,14 +236,12 @@ int main(int argc, char **argv)
 	    strpbrk(nsslib, " \t\n:") == NULL && paths.lib != NULL &&
 	    asprintf(&preload, "%s:%s", nsslib, paths.lib) < 0)
 		preload = NULL;
-	if (pwrap_reexec_wrapped(REEXEC_MARK, paths.lib,
-				 preload != NULL ? preload : paths.lib, argv) < 0)
-		goto out;
-
 	/* The scenarios run in a child; this process removes their
 	 * directories whatever signal comes (--keep: each is kept). */
-	pid = pwrap_guard_run("pamtest", keep, &top, &status,
-			      any_system ? nss_setup : NULL);
+	pid = pwrap_guard_wrapped(REEXEC_MARK, paths.lib,
+				  preload != NULL ? preload : paths.lib, argv,
+				  "pamtest", keep, any_system ? nss_setup : NULL,
+				  &top, &status);
 	if (pid != 0)
 		goto out;
 
@@ -276,8 +275,6 @@ out:
 	free(preload);
 	free(nss_dir);
 	pwrap_paths_free(&paths);
-	if (top != NULL && pid != 0 && pwrap_rmtree(top) != 0)
-		warnx("could not remove %s", top);
-	free(top);
+	pwrap_guard_finish(pid, top);
 	return status;
 }

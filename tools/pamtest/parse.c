@@ -8,7 +8,7 @@
  * parsing goes on so that one run shows all of them.
  */
 #define _GNU_SOURCE
-#include "explore_scen.h"
+#include "scen.h"
 #include "names.h"
 #include "pwrap_tool.h"
 #include "scenario.h"
@@ -32,17 +32,32 @@ struct cur {
 	int *nerr;
 };
 
+static void vperr(const char *file, int line, int *nerr, const char *fmt,
+		  va_list ap)
+{
+	fprintf(stderr, "%s:%d: ", file, line);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	(*nerr)++;
+}
+
+void scenario_perr(const char *file, int line, int *nerr, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vperr(file, line, nerr, fmt, ap);
+	va_end(ap);
+}
+
 static void perr(struct cur *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void perr(struct cur *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s:%d: ", c->file, c->line);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vperr(c->file, c->line, c->nerr, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	(*c->nerr)++;
 }
 
 /* The error for a name that is not a text item (names.c accepts these). */
@@ -1044,8 +1059,19 @@ static int parse_directive(struct scenario *sc, struct cur *c)
 	else if (strcmp(kw, "fault") == 0)
 		rc = parse_fault(sc, c);
 	else if (xp_scen_keyword(kw)) {
-		skip_ws(c);
-		rc = xp_scen_parse(sc, kw, c->p, c->file, c->line, c->nerr);
+		char **w = NULL;
+		size_t n = 0;
+
+		for (rc = 0; rc == 0 && !at_end(c); n++) {
+			w = xrealloc(w, n + 1, sizeof(*w));
+			if ((w[n] = read_word(c, "word")) == NULL)
+				rc = -1;
+		}
+		if (rc == 0)
+			rc = xp_scen_parse(sc, kw, w, n, c->file, c->line, c->nerr);
+		for (size_t i = 0; i < n; i++)
+			free(w[i]);
+		free(w);
 	}
 	else if (strcmp(kw, "auth") == 0 || strcmp(kw, "account") == 0 ||
 		 strcmp(kw, "password") == 0 || strcmp(kw, "session") == 0 ||

@@ -17,7 +17,7 @@
 #define _GNU_SOURCE
 #include "names.h"
 #include "pwrap_tool.h"
-#include "explore_scen.h"
+#include "scen.h"
 #include "scenario.h"
 
 #include <errno.h>
@@ -29,8 +29,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Set by main(): our module directory, or NULL when unknown. */
-extern const char *pamtest_moddir;
 /* Set by main(): where nss_wrapper reads passwd and group (the files of
  * `service-dir system` scenarios), or NULL when it is not preloaded. */
 extern const char *pamtest_nss_dir;
@@ -673,8 +671,8 @@ static void do_setup_step(struct runner *r, const struct step *s)
 	}
 }
 
-/* ${NAME} in service lines; the names were checked by the parser. */
-static char *expand(struct runner *r, const char *text, const char *dir, const char *passdb)
+char *scenario_expand(const struct scenario *sc, const char *text,
+		      const char *dir, const char *passdb, bool keep)
 {
 	struct pwrap_buf b = {0};
 	const char *p = text;
@@ -682,28 +680,28 @@ static char *expand(struct runner *r, const char *text, const char *dir, const c
 	for (const char *v; (v = strstr(p, "${")) != NULL;) {
 		const char *e = strchr(v, '}');
 		const char *val = NULL;
-		size_t n = (size_t)(e - v - 2);
+		size_t n = e != NULL ? (size_t)(e - v - 2) : 0;
 		pwrap_buf_add(&b, p, (size_t)(v - p));
 		if (n == 6 && strncmp(v + 2, "PASSDB", n) == 0)
 			val = passdb;
 		else if (n == 10 && strncmp(v + 2, "MODULE_DIR", n) == 0)
 			val = pamtest_moddir;
 		else if (n == 12 && strncmp(v + 2, "SCENARIO_DIR", n) == 0)
-			val = r->sc->dir;
+			val = sc->dir;
 		else if (n == 3 && strncmp(v + 2, "DIR", n) == 0)
 			val = dir;
-		if (val == NULL) {
+		if (val == NULL && !keep) {
 			pwrap_buf_free(&b);
 			return NULL;
 		}
-		pwrap_buf_str(&b, val);
-		p = e + 1;
+		pwrap_buf_str(&b, val != NULL ? val : "${");
+		p = val != NULL ? e + 1 : v + 2;
 	}
 	pwrap_buf_str(&b, p);
 	return pwrap_buf_take(&b);
 }
 
-/* An explore block (explore_scen.c): one test point. */
+/* An explore block (tools/explore/scen.c): one test point. */
 static void do_explore(struct runner *r, const struct step *s)
 {
 	double t0 = now();
@@ -839,7 +837,7 @@ static int setup(struct runner *r, char **dir_out, char **err)
 		const struct service *sv = &sc->svcs[i];
 		if (sv->text == NULL)
 			continue;
-		char *text = expand(r, sv->text, dir, passdb);
+		char *text = scenario_expand(r->sc, sv->text, dir, passdb, false);
 		if (text == NULL) {
 			if (asprintf(err, "%s:%d: cannot expand the service lines of %s "
 				     "(module directory unknown?)", sc->path, sv->line, sv->name) < 0)

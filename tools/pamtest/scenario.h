@@ -9,6 +9,7 @@
 #define PAMTEST_SCENARIO_H
 
 #include <regex.h>
+#include <stdbool.h>
 
 #include "pwrap_system.h"
 #include <stddef.h>
@@ -156,6 +157,11 @@ struct scenario {
 /* Parse `path`.  On errors prints "path:line: message" lines to stderr and
  * returns -1 (the scenario is then freed). */
 int scenario_parse(const char *path, struct scenario *sc);
+/* One such message, counted in *nerr. */
+void scenario_perr(const char *file, int line, int *nerr, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Set by main(): our module directory, or NULL when unknown. */
+extern const char *pamtest_moddir;
 void scenario_free(struct scenario *sc);
 /*
  * pamtest -c: check that every module the scenario's service files name
@@ -165,6 +171,11 @@ void scenario_free(struct scenario *sc);
  */
 int scenario_check_modules(const struct scenario *sc, const char *moddir,
 			   const char *sysmoddir);
+/* text with ${PASSDB}, ${MODULE_DIR} (pamtest_moddir), ${SCENARIO_DIR}
+ * and ${DIR} replaced; a variable without a value (NULL) is kept as
+ * written with `keep`, else the result is NULL.  Malloc'd. */
+char *scenario_expand(const struct scenario *sc, const char *text,
+		      const char *dir, const char *passdb, bool keep);
 /* Number of test points (run and end steps). */
 size_t scenario_ntests(const struct scenario *sc);
 

@@ -24,10 +24,10 @@ struct xp_scen;
 
 /* Whether kw is a directive of the explore block. */
 int xp_scen_keyword(const char *kw);
-/* Parses one line of the block (kw and the rest of the line); adds a
- * STEP_EXPLORE for `explore`.  Errors go to stderr as "file:line: ...",
- * counted in *nerr.  0 or -1. */
-int xp_scen_parse(struct scenario *sc, const char *kw, const char *rest,
+/* Parses one line of the block (kw and the n words after it, as parse.c
+ * lexes them); adds a STEP_EXPLORE for `explore`.  Errors go to stderr as
+ * "file:line: ...", counted in *nerr.  0 or -1. */
+int xp_scen_parse(struct scenario *sc, const char *kw, char **w, size_t n,
 		  const char *file, int line, int *nerr);
 void xp_scen_free(struct xp_scen *x);
 /* Runs the block of step s: the expectations that failed are appended to

@@ -9,8 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "explore.h"
-#include "pwrap_names.h"
-#include "pwrap_tool.h"
+#include "pwrap_buf.h"
 
 #include <security/pam_appl.h>
 #include <stdlib.h>
@@ -69,20 +68,6 @@ static void term_text(struct pwrap_buf *b, const struct xp_graph *g,
 			pwrap_buf_str(b, " and ");
 		lit_text(b, g, &t->l[i]);
 	}
-}
-
-char *xp_path_text(const struct xp_graph *g, const struct xp_path *p)
-{
-	struct pwrap_buf b = { 0 };
-
-	pwrap_buf_str(&b, "");
-	for (size_t i = 0; i < p->n; i++) {
-		pwrap_buf_str(&b, i ? ", " : "");
-		pos_label(&b, g, p->c[i].pos);
-		pwrap_buf_fmt(&b, " = %s", xp_code_word(p->c[i].code));
-	}
-	pwrap_buf_fmt(&b, "%s-> %s", p->n ? " " : "", xp_code_name(p->result));
-	return pwrap_buf_take(&b);
 }
 
 /* ---- human ------------------------------------------------------------------ */
@@ -150,7 +135,39 @@ static void human(FILE *f, const struct xp_report *r)
 	pwrap_buf_free(&b);
 }
 
+/* The modules absent on this machine and what they were taken to return
+ * (once, before the groups). */
+static void absent(struct pwrap_buf *b, const struct xp_conf *c)
+{
+	for (size_t i = 0; i < c->nabsent; i++) {
+		const struct xp_absent *a = &c->absent[i];
+
+		pwrap_buf_fmt(b, "%s %s ", i ? "," : "absent on this machine:",
+			      a->name);
+		codes_list(b, a->outcomes);
+		pwrap_buf_str(b, a->modelled ? " (--model)"
+				: c->rules.impl == PAMCONF_OPENPAM
+					? " (OpenPAM's pam_start fails)"
+					: " (what libpam gives a module it "
+					  "cannot load)");
+	}
+	pwrap_buf_str(b, c->nabsent > 0 ? "\n" : "");
+}
+
 /* ---- json -------------------------------------------------------------------- */
+
+/* ", \"outcomes\": [...]" of a set. */
+static void json_codes(struct pwrap_buf *b, xp_set codes)
+{
+	pwrap_buf_str(b, ", \"outcomes\": [");
+	for (int c = 0, first = 1; c < 64; c++) {
+		if (codes & XP_BIT(c)) {
+			pwrap_buf_fmt(b, "%s\"%s\"", first ? "" : ", ", xp_code_word(c));
+			first = 0;
+		}
+	}
+	pwrap_buf_str(b, "]");
+}
 
 static void json_call(struct pwrap_buf *b, const struct xp_graph *g, int pos,
 		      xp_set codes, bool one)
@@ -167,14 +184,8 @@ static void json_call(struct pwrap_buf *b, const struct xp_graph *g, int pos,
 		pwrap_buf_fmt(b, ", \"outcome\": \"%s\"}", xp_code_word(__builtin_ctzll(codes)));
 		return;
 	}
-	pwrap_buf_str(b, ", \"outcomes\": [");
-	for (int c = 0, first = 1; c < 64; c++) {
-		if (codes & XP_BIT(c)) {
-			pwrap_buf_fmt(b, "%s\"%s\"", first ? "" : ", ", xp_code_word(c));
-			first = 0;
-		}
-	}
-	pwrap_buf_str(b, "]}");
+	json_codes(b, codes);
+	pwrap_buf_str(b, "}");
 }
 
 static void json_path(struct pwrap_buf *b, const struct xp_graph *g,
@@ -210,6 +221,15 @@ static void json(struct pwrap_buf *b, const struct xp_report *r)
 	if (r->not_replayed != NULL) {
 		pwrap_buf_str(b, ", \"not_replayed\": ");
 		pwrap_buf_json(b, r->not_replayed);
+	}
+	for (size_t i = 0; i < g->conf->nabsent; i++) {
+		const struct xp_absent *a = &g->conf->absent[i];
+
+		pwrap_buf_str(b, i ? ", {\"module\": " : ", \"absent\": [{\"module\": ");
+		pwrap_buf_json(b, a->name);
+		json_codes(b, a->outcomes);
+		pwrap_buf_fmt(b, ", \"modelled\": %s}%s", a->modelled ? "true" : "false",
+			      i + 1 == g->conf->nabsent ? "]" : "");
 	}
 	pwrap_buf_str(b, ",\n \"table\": [");
 	for (size_t i = 0; i < r->ntable; i++) {
@@ -260,7 +280,7 @@ static void node_label(struct pwrap_buf *b, const struct xp_graph *g, int n,
 		return;
 	}
 	pos_label(b, g, nd->st.pos);
-	xp_state_text(&nd->st, st, sizeof(st));
+	g->conf->impl->state_text(&nd->st, st, sizeof(st));
 	pwrap_buf_fmt(b, "%s%s", nl, st);
 }
 
@@ -347,6 +367,8 @@ void xp_print(FILE *f, enum xp_format fmt, struct xp_report *const *r,
 		pwrap_buf_str(&b, "flowchart TD\n");
 	if (fmt == XP_JSON && all)
 		pwrap_buf_str(&b, "[");
+	if (fmt == XP_HUMAN && n > 0)
+		absent(&b, r[0]->g.conf);
 	for (size_t i = 0; i < n; i++) {
 		switch (fmt) {
 		case XP_HUMAN:

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pamtest explore: the graph of a stack.  A node is the dispatch state
- * before a module call (explore_linux.c / explore_openpam.c say what the
+ * pamtest explore, stage 3: the graph of a stack.  A node is the dispatch
+ * state before a module call (step_linux.c / step_openpam.c say what the
  * state holds) or a result; an edge is the set of outcomes of that call
  * that lead to the same next node.  What libpam does next depends on the
  * state only, so states reached by different outcomes merge and the graph
@@ -10,110 +10,13 @@
  * zeroed before they are filled, so equal states have equal bytes).
  *
  * Also here: the replay set, a few paths that between them take every edge
- * (explore_replay.c runs them on libpam), and small shared helpers (names
- * of codes, outcome lists, "file:line").
+ * (replay.c runs them on libpam).
  */
 #define _GNU_SOURCE
 #include "explore.h"
-#include "names.h"
 
-#include <ctype.h>
-#include <security/pam_appl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-
-xp_set xp_default_outcomes(enum xp_type t)
-{
-	switch (t) {
-	case XP_AUTH:
-		return XP_BIT(PAM_SUCCESS) | XP_BIT(PAM_AUTH_ERR) |
-		       XP_BIT(PAM_USER_UNKNOWN) | XP_BIT(PAM_AUTHINFO_UNAVAIL) |
-		       XP_BIT(PAM_IGNORE);
-	case XP_ACCOUNT:
-		return XP_BIT(PAM_SUCCESS) | XP_BIT(PAM_NEW_AUTHTOK_REQD) |
-		       XP_BIT(PAM_ACCT_EXPIRED) | XP_BIT(PAM_PERM_DENIED) |
-		       XP_BIT(PAM_USER_UNKNOWN) | XP_BIT(PAM_IGNORE);
-	case XP_PASSWORD:
-		return XP_BIT(PAM_SUCCESS) | XP_BIT(PAM_AUTHTOK_ERR) |
-		       XP_BIT(PAM_TRY_AGAIN) | XP_BIT(PAM_IGNORE);
-	default:
-		return XP_BIT(PAM_SUCCESS) | XP_BIT(PAM_SESSION_ERR) |
-		       XP_BIT(PAM_IGNORE);
-	}
-}
-
-int xp_stock_fixed(const char *name, enum xp_type t)
-{
-	/* what pam_deny returns in each group (Linux-PAM and OpenPAM) */
-	static const int deny[XP_NTYPES] = { PAM_AUTH_ERR, PAM_AUTH_ERR,
-					     PAM_AUTHTOK_ERR, PAM_SESSION_ERR };
-
-	if (strcmp(name, "pam_permit") == 0)
-		return PAM_SUCCESS;
-	if (strcmp(name, "pam_deny") == 0)
-		return deny[t];
-	return -1;
-}
-
-const char *xp_code_name(int code)
-{
-	const char *n = pam_code_name(code);
-
-	return n != NULL ? n : "?";
-}
-
-int xp_parse_outcomes(const char *s, xp_set *out)
-{
-	char *copy = strdup(s), *save = NULL, *w;
-	int rc = 0;
-
-	*out = 0;
-	if (copy == NULL)
-		return -1;
-	for (w = strtok_r(copy, ", ", &save); w != NULL;
-	     w = strtok_r(NULL, ", ", &save)) {
-		int code = -1;
-
-		for (int c = 0; c < 64; c++)
-			if (strcasecmp(w, xp_code_word(c)) == 0)
-				code = c;
-		if (code < 0 && parse_pam_code(w, &code) != 0)
-			code = -1;
-		if (code < 0 || code >= 64 || strcmp(xp_code_name(code), "?") == 0 ||
-		    strcmp(xp_code_name(code), "PAM_INCOMPLETE") == 0) {
-			rc = -1;
-			break;
-		}
-		*out |= XP_BIT(code);
-	}
-	free(copy);
-	return rc == 0 && *out != 0 ? 0 : -1;
-}
-
-bool xp_name_is(const char *name, const char *want)
-{
-	const char *b = strrchr(want, '/');
-	size_t n;
-
-	b = b != NULL ? b + 1 : want;
-	n = strlen(b);
-	if (n > 3 && strcmp(b + n - 3, ".so") == 0)
-		n -= 3;
-	return strlen(name) == n && strncmp(name, b, n) == 0;
-}
-
-const char *xp_where(const struct xp_conf *c, const struct xp_line *l)
-{
-	static char buf[4096];
-	const struct xp_file *f = &c->files[l->file];
-
-	if (f->alias != NULL && l->line >= 1 && l->line <= f->nlines)
-		snprintf(buf, sizeof(buf), "%s:%d", f->alias, f->lines[l->line - 1]);
-	else
-		snprintf(buf, sizeof(buf), "%s:%u", f->show, l->line);
-	return buf;
-}
 
 /* ---- building ------------------------------------------------------------- */
 
@@ -254,7 +157,7 @@ int xp_graph_build(struct xp_graph *g, const struct xp_conf *c,
 		g->seq[i].l = &st->v[i % st->n];
 		g->seq[i].pass = (int)(i / st->n);
 	}
-	r = xp_begin(g, 0, &s);
+	r = c->impl->begin(g, 0, &s);
 	g->root = r >= 0 ? result_node(g, r, -1, -1) : node_of(g, &s, -1, -1);
 	if (g->root < 0)
 		return -1;
@@ -271,7 +174,7 @@ int xp_graph_build(struct xp_graph *g, const struct xp_conf *c,
 			if (!(set & XP_BIT(code)))
 				continue;
 			s = g->nodes[n].st;
-			r = xp_step(g, &s, code, &next);
+			r = c->impl->step(g, &s, code, &next);
 			to = r >= 0 ? result_node(g, r, (int)n, code)
 				    : node_of(g, &next, (int)n, code);
 			if (to < 0 || add_edge(&g->nodes[n], to, code) != 0)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pamtest explore: what a graph says.  Outcome sets are applied to the
- * lines here (xp_apply_outcomes); then the findings:
+ * pamtest explore, stage 4: what a graph says, the findings:
  *
  *   bypass     (auth, account, password) PAM_SUCCESS is reachable while no
  *              authenticating module returned PAM_SUCCESS (in chauthtok's
@@ -15,7 +14,7 @@
  * Each names a path (the shortest, breadth first) and a line: for a bypass
  * the call after which success is certain, for a lockout the first line on
  * the path that cannot succeed (a missing module, pam_deny, a broken line)
- * or else its last call.  The decision table comes from explore_table.c.
+ * or else its last call.  The decision table comes from table.c.
  */
 #define _GNU_SOURCE
 #include "explore.h"
@@ -47,64 +46,6 @@ const char *xp_finding_name(enum xp_kind_f k)
 					 "ignored" };
 
 	return n[k];
-}
-
-/* ---- outcome sets --------------------------------------------------------- */
-
-static const struct xp_model *model_for(const struct xp_conf *c,
-					const struct xp_line *l,
-					const struct xp_opts *o)
-{
-	const struct xp_model *by_name = NULL;
-
-	for (size_t i = 0; i < o->nmodels; i++) {
-		if (strchr(o->models[i].target, ':') != NULL) {
-			if (strcmp(o->models[i].target, xp_where(c, l)) == 0)
-				return &o->models[i];
-		} else if (xp_name_is(l->name, o->models[i].target)) {
-			by_name = &o->models[i];
-		}
-	}
-	return by_name;
-}
-
-int xp_apply_outcomes(struct xp_conf *c, const struct xp_opts *o)
-{
-	bool *used = calloc(o->nmodels + 1, sizeof(*used));
-
-	if (used == NULL)
-		return -1;
-	for (int t = 0; t < XP_NTYPES; t++) {
-		for (int k = 0; k < 2; k++) {
-			struct xp_stack *s = k ? &c->other[t] : &c->conf[t];
-
-			for (size_t i = 0; i < s->n; i++) {
-				struct xp_line *l = &s->v[i];
-				const struct xp_model *m = model_for(c, l, o);
-				int fixed = xp_stock_fixed(l->name, t);
-
-				if (m != NULL)
-					used[m - o->models] = true;
-				if (l->kind != XP_CALL)
-					continue;
-				l->outcomes = m != NULL ? m->outcomes
-					      : fixed >= 0 ? XP_BIT(fixed)
-					      : o->outcomes ? o->outcomes
-					      : xp_default_outcomes(t);
-			}
-		}
-	}
-	for (size_t i = 0; i < o->nmodels; i++) {
-		if (!used[i]) {
-			fprintf(stderr, "pamtest explore: --model %s: no such "
-				"module or line in %s\n", o->models[i].target,
-				c->service);
-			free(used);
-			return -1;
-		}
-	}
-	free(used);
-	return 0;
 }
 
 /* ---- searching with one bit of memory --------------------------------------- */
@@ -310,7 +251,7 @@ static size_t decisive(const struct xp_graph *g, const struct xp_path *p)
 
 static const char *file_of_service(const struct xp_conf *c)
 {
-	int f = c->service_file >= 0 ? c->service_file : c->other_file;
+	int f = c->s.service_file >= 0 ? c->s.service_file : c->s.other_file;
 
 	return f >= 0 ? c->files[f].show : c->service;
 }
@@ -397,11 +338,15 @@ static int find_lockout(struct xp_report *r)
 		return add_finding(r, XP_LOCKOUT, file_of_service(g->conf), &p,
 				   "no module in this group: always %s",
 				   xp_code_name(p.result));
-	if (l->kind == XP_FIXED)
+	if (l->kind == XP_FIXED || ((l->absent && !l->modelled) || l->no_fn))
 		return add_finding(r, XP_LOCKOUT, xp_where(g->conf, l), &p,
 				   "no path leads to PAM_SUCCESS; %s returns "
-				   "PAM_%s here (%s)", l->name,
-				   xp_code_name(l->fixed) + 4, l->why);
+				   "%s here (%s)", l->name, xp_code_name(
+				   l->kind == XP_FIXED ? l->fixed
+				   : __builtin_ctzll(l->outcomes)),
+				   l->kind == XP_FIXED ? l->why : l->no_fn ?
+				   "the module has no function for this group" :
+				   "the module cannot be loaded on this machine");
 	return add_finding(r, XP_LOCKOUT, xp_where(g->conf, l), &p,
 			   "no path leads to PAM_SUCCESS, even when every "
 			   "module succeeds where it can");

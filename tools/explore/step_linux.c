@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pamtest explore, Linux-PAM: libpam's dispatch rule (pam_dispatch.c,
- * _pam_dispatch_aux) as a step function over its small state, for the
- * stacks explore_linux.c reads.
+ * _pam_dispatch_aux) as a step function over its small state (xp_linux).
  *
  * Dispatch: impression (undecided, positive, negative) and the code held,
  * saved on entering each substack for "reset"; actions ok, done, bad, die,
@@ -22,6 +21,8 @@
 #define NEGATIVE (-1)
 
 /* The pass's result once its last line is done. */
+static int begin(const struct xp_graph *g, int pass, struct xp_state *s);
+
 static int finish(const struct xp_graph *g, int pass, const struct xp_state *s,
 		  struct xp_state *next)
 {
@@ -30,7 +31,7 @@ static int finish(const struct xp_graph *g, int pass, const struct xp_state *s,
 	if (status == PAM_SUCCESS && s->imp != POSITIVE)
 		status = PAM_PERM_DENIED;
 	if (status == PAM_SUCCESS && pass + 1 < g->npasses)
-		return xp_begin(g, pass + 1, next);
+		return begin(g, pass + 1, next);
 	return status;
 }
 
@@ -64,7 +65,7 @@ static int settle(const struct xp_graph *g, int pass, size_t h, int prev,
 	return -1;
 }
 
-int xp_begin(const struct xp_graph *g, int pass, struct xp_state *s)
+static int begin(const struct xp_graph *g, int pass, struct xp_state *s)
 {
 	struct xp_state st;
 
@@ -76,8 +77,8 @@ int xp_begin(const struct xp_graph *g, int pass, struct xp_state *s)
 	return settle(g, pass, (size_t)pass * g->perpass, 0, &st, s);
 }
 
-int xp_step(const struct xp_graph *g, const struct xp_state *s, int code,
-	    struct xp_state *next)
+static int step(const struct xp_graph *g, const struct xp_state *s, int code,
+		struct xp_state *next)
 {
 	const struct xp_line *l = g->seq[s->pos].l;
 	int pass = g->seq[s->pos].pass;
@@ -134,10 +135,12 @@ decided:
 	return settle(g, pass, h + 1, lvl, &st, next);
 }
 
-void xp_state_text(const struct xp_state *s, char *buf, size_t len)
+static void state_text(const struct xp_state *s, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s %s%s",
 		 s->imp == UNDEF ? "undecided" : s->imp == POSITIVE ? "positive"
 								    : "negative",
 		 xp_code_name(s->status), s->depth > 0 ? " (in a substack)" : "");
 }
+
+const struct xp_impl xp_linux = { begin, step, state_text };

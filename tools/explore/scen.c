@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pamtest(1) scenarios: the `explore` block (syntax in explore_scen.h and
- * pamtest-scenario(5)).  The block's lines are parsed into a struct
+ * pamtest(1) scenarios: the `explore` block (syntax in scen.h and
+ * pamtest-scenario(5)).  The block's lines, lexed by parse.c as every line
+ * of the file (quotes work), are parsed into a struct
  * xp_scen hung on a STEP_EXPLORE step, which owns it; running it explores
  * the service in the scenario's service directory (PAM_WRAPPER_SERVICE_DIR
  * as the runner set it), replays it on libpam, and checks each `expect`
@@ -9,19 +10,14 @@
  */
 #define _GNU_SOURCE
 #include "explore.h"
-#include "pwrap_names.h"
-#include "explore_read.h"
-#include "explore_scen.h"
 #include "pwrap_tool.h"
+#include "scen.h"
 #include "scenario.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Set by main(): our module directory, or NULL when unknown. */
-extern const char *pamtest_moddir;
 
 enum xp_want { WANT_NO_KIND, WANT_NO_FINDINGS, WANT_IFF };
 
@@ -41,20 +37,6 @@ struct xp_scen {
 };
 
 
-static void perr(const char *file, int line, int *nerr, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void perr(const char *file, int line, int *nerr, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s:%d: ", file, line);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	(*nerr)++;
-}
-
 int xp_scen_keyword(const char *kw)
 {
 	static const char *const kws[] = { "explore", "outcomes", "model",
@@ -64,37 +46,6 @@ int xp_scen_keyword(const char *kw)
 		if (strcmp(kw, kws[i]) == 0)
 			return 1;
 	return 0;
-}
-
-/* The words of rest, split on blanks (malloc'd vector, NULL-terminated). */
-static char **words(const char *rest, size_t *n)
-{
-	char *copy = strdup(rest), *save = NULL, **v = NULL;
-
-	*n = 0;
-	if (copy == NULL)
-		return NULL;
-	for (char *w = strtok_r(copy, " \t", &save); w != NULL;
-	     w = strtok_r(NULL, " \t", &save)) {
-		char **nv = reallocarray(v, *n + 2, sizeof(*v));
-
-		if (nv == NULL || (nv[*n] = strdup(w)) == NULL) {
-			free(nv != NULL ? nv : v);
-			v = NULL;
-			break;
-		}
-		v = nv;
-		v[++*n] = NULL;
-	}
-	free(copy);
-	return v;
-}
-
-static void free_words(char **w)
-{
-	for (size_t i = 0; w != NULL && w[i] != NULL; i++)
-		free(w[i]);
-	free(w);
 }
 
 /* The block being read: the last step, when it is an explore step. */
@@ -118,23 +69,19 @@ static int parse_explore(struct scenario *sc, char **w, size_t n,
 		int t = -2;
 
 		if (i + 1 >= n) {
-			perr(file, line, nerr, "`explore %s` needs a value", w[i]);
+			scenario_perr(file, line, nerr, "`explore %s` needs a value", w[i]);
 		} else if (strcmp(w[i], "service") == 0) {
 			free(x->service);
 			x->service = strdup(w[i + 1]);
 		} else if (strcmp(w[i], "type") == 0) {
-			for (int k = 0; k < XP_NTYPES; k++)
-				if (strcmp(w[i + 1], pwrap_group_name(k)) == 0)
-					t = k;
-			if (strcmp(w[i + 1], "all") == 0)
-				t = XP_ALL_TYPES;
-			if (t == -2)
-				perr(file, line, nerr, "explore type: auth, account, "
+			t = xp_parse_type(w[i + 1]);
+			if (t < XP_ALL_TYPES)
+				scenario_perr(file, line, nerr, "explore type: auth, account, "
 				     "password, session or all, not \"%s\"", w[i + 1]);
 			else
 				x->o.type = t;
 		} else {
-			perr(file, line, nerr, "explore: expected `service NAME` "
+			scenario_perr(file, line, nerr, "explore: expected `service NAME` "
 			     "or `type TYPE`, not \"%s\"", w[i]);
 		}
 	}
@@ -155,8 +102,6 @@ static int parse_explore(struct scenario *sc, char **w, size_t n,
 static int parse_expect(struct xp_scen *x, char **w, size_t n,
 			const char *file, int line, int *nerr)
 {
-	static const char *const kinds[] = { "bypass", "lockout", "dead-line",
-					     "ignored" };
 	struct xp_expect e = { .line = line };
 	struct xp_expect *v;
 
@@ -166,10 +111,10 @@ static int parse_expect(struct xp_scen *x, char **w, size_t n,
 		int k = -1;
 
 		for (int i = 0; i < 4; i++)
-			if (strcmp(w[1], kinds[i]) == 0)
+			if (strcmp(w[1], xp_finding_name((enum xp_kind_f)i)) == 0)
 				k = i;
 		if (k < 0) {
-			perr(file, line, nerr, "expect no: bypass, lockout, "
+			scenario_perr(file, line, nerr, "expect no: bypass, lockout, "
 			     "dead-line, ignored or findings, not \"%s\"", w[1]);
 			return 0;
 		}
@@ -182,7 +127,7 @@ static int parse_expect(struct xp_scen *x, char **w, size_t n,
 			char **m;
 
 			if (i > 2 && strcmp(w[i - 1], "or") != 0) {
-				perr(file, line, nerr, "expect success iff: modules "
+				scenario_perr(file, line, nerr, "expect success iff: modules "
 				     "are joined with `or`, not \"%s\"", w[i - 1]);
 				break;
 			}
@@ -195,7 +140,7 @@ static int parse_expect(struct xp_scen *x, char **w, size_t n,
 			e.nmods++;
 		}
 	} else {
-		perr(file, line, nerr, "expect: `no bypass`, `no lockout`, `no "
+		scenario_perr(file, line, nerr, "expect: `no bypass`, `no lockout`, `no "
 		     "dead-line`, `no ignored`, `no findings` or `success iff "
 		     "MODULE [or MODULE]...`");
 		return 0;
@@ -212,29 +157,15 @@ static int parse_option(struct xp_scen *x, const char *kw, char **w, size_t n,
 			const char *file, int line, int *nerr)
 {
 	if (n != 1) {
-		perr(file, line, nerr, "`%s` takes one word", kw);
+		scenario_perr(file, line, nerr, "`%s` takes one word", kw);
 	} else if (strcmp(kw, "outcomes") == 0) {
 		if (xp_parse_outcomes(w[0], &x->o.outcomes) != 0)
-			perr(file, line, nerr, "outcomes: not a list of PAM "
+			scenario_perr(file, line, nerr, "outcomes: not a list of PAM "
 			     "codes: \"%s\"", w[0]);
 	} else if (strcmp(kw, "model") == 0) {
-		const char *eq = strrchr(w[0], '=');
-		struct xp_model *v;
-		xp_set set;
-
-		if (eq == NULL || eq == w[0] || xp_parse_outcomes(eq + 1, &set) != 0) {
-			perr(file, line, nerr, "model: expected MODULE=CODE,... "
+		if (xp_add_model(&x->o.models, &x->o.nmodels, w[0]) != 0)
+			scenario_perr(file, line, nerr, "model: expected MODULE=CODE,... "
 			     "(e.g. pam_unix=success,auth_err), not \"%s\"", w[0]);
-			return 0;
-		}
-		v = reallocarray(x->o.models, x->o.nmodels + 1, sizeof(*v));
-		if (v == NULL)
-			return -1;
-		x->o.models = v;
-		v[x->o.nmodels].outcomes = set;
-		if ((v[x->o.nmodels].target = strndup(w[0], (size_t)(eq - w[0]))) == NULL)
-			return -1;
-		x->o.nmodels++;
 	} else {	/* must */
 		char **v = reallocarray(x->o.must, x->o.nmust + 1, sizeof(*v));
 
@@ -248,27 +179,22 @@ static int parse_option(struct xp_scen *x, const char *kw, char **w, size_t n,
 	return 0;
 }
 
-int xp_scen_parse(struct scenario *sc, const char *kw, const char *rest,
+int xp_scen_parse(struct scenario *sc, const char *kw, char **w, size_t n,
 		  const char *file, int line, int *nerr)
 {
-	size_t n;
-	char **w = words(rest, &n);
 	struct xp_scen *x = current(sc);
 	int rc;
 
-	if (w == NULL && n == 0 && *rest != '\0')
-		return -1;
 	if (strcmp(kw, "explore") == 0)
 		rc = parse_explore(sc, w, n, file, line, nerr);
 	else if (x == NULL) {
-		perr(file, line, nerr, "`%s` must follow an `explore` line (or "
+		scenario_perr(file, line, nerr, "`%s` must follow an `explore` line (or "
 		     "another line of its block)", kw);
 		rc = -1;
 	} else if (strcmp(kw, "expect") == 0)
 		rc = parse_expect(x, w, n, file, line, nerr);
 	else
 		rc = parse_option(x, kw, w, n, file, line, nerr);
-	free_words(w);
 	return rc;
 }
 
@@ -392,8 +318,8 @@ int xp_scen_run(const struct scenario *sc, const struct step *s,
 	char *sysmod = system_module_dir(), *err = NULL;
 	int n;
 
-	xp_moddir = pamtest_moddir;
-	xp_sysmoddir = sysmod;
+	o.moddir = pamtest_moddir;
+	o.sysmoddir = sysmod;
 	o.after_read = alias;
 	o.ctx = sc;
 	n = dir != NULL ? xp_explore(dir, service, &o, &c, r, &err) : -1;
@@ -411,6 +337,5 @@ int xp_scen_run(const struct scenario *sc, const struct step *s,
 	xp_conf_free(&c);
 	free(err);
 	free(sysmod);
-	xp_sysmoddir = NULL;
 	return f.oom ? -1 : 0;
 }

@@ -2,22 +2,30 @@
 /*
  * pamtest explore: the decision table of a PAM stack (pamtest-explore(1)).
  *
- * The pieces, each calling only the ones listed after it:
- *   explore_main.c    the command line; explore_scen.c the scenario block
- *   explore_out.c     human, json, dot and mermaid output
- *   explore_find.c    findings (bypass, lockout, dead-line, ignored), the
- *                     reduced decision diagram and its table, "iff" checks
- *   explore_replay.c  every edge replayed on the real libpam (through the
- *                     wrapper) with the stand-in module of explore_standin.c
- *   explore_graph.c   the search over libpam's dispatch state, path cover
- *   explore_linux.c / explore_openpam.c
- *                     reading a service as the PAM library reads it, and
- *                     the library's dispatch rule, one step at a time
- *   explore_elf.c     whether a module file exists and has a function,
- *                     read from its symbol table (nothing is loaded)
+ * The stages, each a file, each calling only the ones listed after it:
+ *   main.c      the command line and xp_explore(), the whole pipeline;
+ *   scen.c      the scenario's explore block (pamtest-scenario(5))
+ *   out.c       human, json, dot and mermaid output
+ *   replay.c    the graph checked on libpam: each path a transaction
+ *               through libpam_wrapper on the user's own files, the
+ *               module trace's stand-in in every module's place, calls
+ *               and result compared (pwrap_trace_plan.h)
+ *   find.c      findings (bypass, lockout, dead-line, ignored), "iff";
+ *   table.c     the reduced decision diagram and its table
+ *   graph.c     the search over libpam's dispatch state, the replay set
+ *   step_linux.c, step_openpam.c
+ *               each library's dispatch rule, one step at a time (both
+ *               compiled in every build: xp_linux, xp_openpam)
+ *   outcomes.c  the outcomes each line may return (defaults, --outcomes,
+ *               --model, modules absent on this machine)
+ *   read.c      the service as libpam reads it (src/pamconf's walk) made
+ *               into stacks of lines; elf.c whether a module has a
+ *               function (read from its symbol table, nothing loaded)
+ *   names.c     names of codes, "file:line", paths as text (a leaf)
  *
- * Ownership: a struct xp_conf owns its files and lines; a struct xp_graph
- * owns its nodes and paths but points into the xp_conf it was built from.
+ * Ownership: a struct xp_conf owns its reading, files and lines; a struct
+ * xp_graph owns its nodes and paths but points into the xp_conf it was
+ * built from; a struct xp_report owns its graph, table and findings.
  */
 #ifndef PAMTEST_EXPLORE_H
 #define PAMTEST_EXPLORE_H
@@ -27,9 +35,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "pwrap_names.h"
+#include "pamconf.h"
 
-#define XP_NCODES 32	  /* return codes an action table covers */
+#define XP_NCODES PWRAP_CONTROL_CODES	/* codes an action table covers */
 #define XP_MAXLEVEL 16	  /* Linux-PAM's PAM_SUBSTACK_MAX_LEVEL */
 #define XP_ALL_TYPES (-1)
 
@@ -42,22 +50,22 @@ enum xp_type { XP_AUTH = PWRAP_GROUP_AUTH, XP_ACCOUNT = PWRAP_GROUP_ACCOUNT,
 	       XP_PASSWORD = PWRAP_GROUP_PASSWORD,
 	       XP_SESSION = PWRAP_GROUP_SESSION, XP_NTYPES = PWRAP_GROUPS };
 
-/* Linux-PAM actions; a positive value is a jump over that many lines. */
-enum { XP_IGNORE = 0, XP_OK = -1, XP_DONE = -2, XP_BAD = -3, XP_DIE = -4,
-       XP_RESET = -5, XP_UNDEF = -6 };
-/* OpenPAM control flags (in xp_line.flag). */
-enum { XP_F_REQUIRED, XP_F_REQUISITE, XP_F_SUFFICIENT, XP_F_BINDING,
-       XP_F_OPTIONAL };
+/* Linux-PAM actions (pwrap_control.h); a positive value is a jump. */
+enum { XP_IGNORE = PWRAP_CONTROL_IGNORE, XP_OK = PWRAP_CONTROL_OK,
+       XP_DONE = PWRAP_CONTROL_DONE, XP_BAD = PWRAP_CONTROL_BAD,
+       XP_DIE = PWRAP_CONTROL_DIE, XP_RESET = PWRAP_CONTROL_RESET };
 
 enum xp_kind {
-	XP_CALL,      /* a module: returns one outcome of its set */
+	XP_CALL,      /* a module call: returns one outcome of its set */
 	XP_FIXED,     /* no call: libpam uses a fixed code (why says why) */
 	XP_SUBSTACK,  /* Linux-PAM's mark of a substack (never evaluated) */
 };
 
+/* ---- the reading (read.c) and the outcomes (outcomes.c) --------------- */
+
 struct xp_file {
-	char *path;	/* as opened */
-	char *show;	/* as shown: relative to the service directory */
+	const char *path;	/* as libpam opens it (the reading's) */
+	const char *show;	/* relative to the service directory */
 	/* a scenario's inline service: shown as alias:lines[line - 1] */
 	const char *alias;
 	const int *lines;
@@ -71,12 +79,15 @@ struct xp_line {
 	unsigned line;		/* first physical line */
 	int level;		/* substack depth (Linux-PAM) */
 	int act[XP_NCODES];	/* Linux-PAM actions per code */
-	int flag;		/* OpenPAM control flag */
-	char *module;		/* as written, or NULL */
+	int flag;		/* OpenPAM control flag (enum pamconf_flag) */
+	const char *module;	/* as written (the reading's), or NULL */
 	char *name;		/* short name: "pam_unix" ("?" without one) */
+	unsigned seq;		/* the order the reading met it in */
 	int fixed;		/* XP_FIXED: the code */
 	const char *why;	/* XP_FIXED: static text */
-	bool standin;		/* the replay calls the stand-in here */
+	bool absent;		/* XP_CALL: the module cannot be loaded here */
+	bool modelled;		/* ... but --model says what it returns */
+	bool no_fn;		/* XP_CALL: it lacks the group's function */
 	xp_set outcomes;	/* XP_CALL: the codes it may return */
 	int site;		/* index of (file, line) in xp_conf.sites */
 };
@@ -91,33 +102,73 @@ struct xp_site {
 	unsigned line;
 };
 
+/* A module absent on this machine and what it was taken to return. */
+struct xp_absent {
+	const char *name;
+	xp_set outcomes;
+	bool modelled;		/* by --model, else what libpam gives */
+};
+
+struct xp_impl;
+
 /* A service as the library reads it. */
 struct xp_conf {
+	struct pamconf_rules rules;	/* of the libpam pamtest runs with */
+	const struct xp_impl *impl;	/* its dispatch rule */
+	struct pamconf_service s;	/* the reading (src/pamconf) */
 	char *service;
-	char *dir;		/* NULL: the system's (--system) */
-	struct xp_file *files;	/* [0] the service file when it exists */
+	char *dir;		/* absolute, as libpam_wrapper names it */
+	struct xp_file *files;
 	size_t nfiles;
 	struct xp_site *sites;
 	size_t nsites;
 	struct xp_stack conf[XP_NTYPES], other[XP_NTYPES];
-	int service_file;	/* index, or -1: missing (only "other") */
-	int other_file;		/* index, or -1 */
 	char *refused;		/* pam_start fails: "file:line: why" */
 	int refused_file;	/* ... in this file (index), or -1 */
 	char *error;		/* we cannot model it (exit 2): message */
-	void *impl;		/* the reader's own, freed with impl_free */
-	void (*impl_free)(void *impl);
+	struct xp_absent *absent;	/* outcomes.c */
+	size_t nabsent;
 };
 
+struct xp_model {
+	char *target;	/* module name, or "file:line" */
+	xp_set outcomes;
+};
+
+struct xp_opts {
+	int type;		/* an xp_type, or XP_ALL_TYPES */
+	xp_set outcomes;	/* 0: the type's default */
+	struct xp_model *models;
+	size_t nmodels;
+	char **must;
+	size_t nmust;
+	bool no_replay;
+	bool replay_all;	/* every outcome, not every edge */
+	/* libpam's module directory and ours (NULL: unknown) */
+	const char *sysmoddir, *moddir;
+	/* called once the service is read (the scenario's aliases) */
+	void (*after_read)(struct xp_conf *c, const void *ctx);
+	const void *ctx;
+};
+
+/* Reads service from dir (absolute) as the linked libpam reads it.  0,
+ * or -1 with c->error (a message for the user). */
+int xp_read(struct xp_conf *c, const char *dir, const char *service,
+	    const struct xp_opts *o);
+void xp_conf_free(struct xp_conf *c);
 /* The stack libpam dispatches for a type (the service's, else other's). */
 const struct xp_stack *xp_stack_of(const struct xp_conf *c, enum xp_type t);
 
-/* explore_linux.c / explore_openpam.c: reading.  dir NULL: the system's.
- * Returns 0, or -1 after setting c->error (a message for the user). */
-int xp_read(struct xp_conf *c, const char *dir, const char *service);
-void xp_conf_free(struct xp_conf *c);
-/* The system's PAM configuration directory ("/etc/pam.d"). */
-const char *xp_system_dir(void);
+/* Gives every call of c its outcomes (defaults, stock modules,
+ * --outcomes, --model; an absent module PAM_MODULE_UNKNOWN unless
+ * modelled; OpenPAM: pam_start fails on an absent module not modelled).
+ * 0, or -1 with a message on stderr. */
+int xp_apply_outcomes(struct xp_conf *c, const struct xp_opts *o);
+xp_set xp_default_outcomes(enum xp_type t);
+/* Parses "success,auth_err,PAM_IGNORE" into a set.  0 or -1. */
+int xp_parse_outcomes(const char *s, xp_set *out);
+
+/* ---- the dispatch rule (step_*.c) and the graph (graph.c) ------------- */
 
 /* The dispatch state between two module calls. */
 struct xp_state {
@@ -130,21 +181,20 @@ struct xp_state {
 };
 
 struct xp_graph;
-/* The first state of pass `pass` (0, or 1 for chauthtok's update pass):
- * -1 and *s, or the result when the pass ends without a call. */
-int xp_begin(const struct xp_graph *g, int pass, struct xp_state *s);
-/* The line at s->pos returned `code`: -1 and *next, or the result. */
-int xp_step(const struct xp_graph *g, const struct xp_state *s, int code,
-	    struct xp_state *next);
-/* A state as text for dot and mermaid ("negative PAM_AUTH_ERR"). */
-void xp_state_text(const struct xp_state *s, char *buf, size_t len);
-/* Outcome sets: the default of a type, and the fixed ones. */
-xp_set xp_default_outcomes(enum xp_type t);
-/* A stock module whose outcome is fixed (pam_permit, pam_deny): its code,
- * else -1. */
-int xp_stock_fixed(const char *name, enum xp_type t);
-
-/* ---- the graph (explore_graph.c) --------------------------------------- */
+/* A library's dispatch rule. */
+struct xp_impl {
+	/* The first state of pass `pass` (0, or 1 for chauthtok's update
+	 * pass): -1 and *s, or the result when the pass ends without a
+	 * call. */
+	int (*begin)(const struct xp_graph *g, int pass, struct xp_state *s);
+	/* The line at s->pos returned `code`: -1 and *next, or the
+	 * result. */
+	int (*step)(const struct xp_graph *g, const struct xp_state *s,
+		    int code, struct xp_state *next);
+	/* A state as text for dot and mermaid ("negative PAM_AUTH_ERR"). */
+	void (*state_text)(const struct xp_state *s, char *buf, size_t len);
+};
+extern const struct xp_impl xp_linux, xp_openpam;
 
 struct xp_edge {
 	int to;			/* node index */
@@ -203,43 +253,26 @@ void xp_graph_free(struct xp_graph *g);
 /* The path from the root to node n (BFS parents), appended to p. */
 int xp_path_to(const struct xp_graph *g, int n, struct xp_path *p);
 void xp_path_free(struct xp_path *p);
-/* Whether the call at pos is of a module named like `want` ("pam_unix",
+/* The codes a position may return. */
+xp_set xp_codes_at(const struct xp_graph *g, int pos);
+
+/* ---- names (names.c) ----------------------------------------------------- */
+
+/* Whether a module's short name is named by `want` ("pam_unix",
  * "pam_unix.so" or a path). */
 bool xp_name_is(const char *name, const char *want);
+/* "pam_unix" of "/lib/security/pam_unix.so" (malloc'd). */
+char *xp_short_name(const char *module);
 /* "file:line" of a line (static buffer, valid until the next call). */
 const char *xp_where(const struct xp_conf *c, const struct xp_line *l);
 /* An outcome's name as written in controls ("success", "auth_err"). */
 const char *xp_code_word(int code);
 /* A result's name ("PAM_SUCCESS"). */
 const char *xp_code_name(int code);
-/* Parses "success,auth_err,PAM_IGNORE" into a set.  0 or -1. */
-int xp_parse_outcomes(const char *s, xp_set *out);
+/* A path as "where module = outcome, ... -> RESULT" (malloc'd). */
+char *xp_path_text(const struct xp_graph *g, const struct xp_path *p);
 
-/* ---- options, findings and the table (explore_find.c) ------------------ */
-
-struct xp_model {
-	char *target;	/* module name, or "file:line" */
-	xp_set outcomes;
-};
-
-struct xp_opts {
-	int type;		/* an xp_type, or XP_ALL_TYPES */
-	xp_set outcomes;	/* 0: the type's default */
-	struct xp_model *models;
-	size_t nmodels;
-	char **must;
-	size_t nmust;
-	bool no_replay;
-	bool keep;		/* keep the replay's directory */
-	bool replay_all;	/* every outcome, not every edge */
-	/* called once the service is read (the scenario's aliases) */
-	void (*after_read)(struct xp_conf *c, const void *ctx);
-	const void *ctx;
-};
-
-/* Applies the outcome sets (defaults, stock modules, --outcomes, --model)
- * to every line of c.  0, or -1 with a message on stderr. */
-int xp_apply_outcomes(struct xp_conf *c, const struct xp_opts *o);
+/* ---- findings (find.c) and the table (table.c) ------------------------- */
 
 enum xp_kind_f { XP_BYPASS, XP_LOCKOUT, XP_DEAD, XP_IGNORED };
 
@@ -267,7 +300,7 @@ struct xp_cond {
 };
 
 /* The decision diagram reduced: equal futures merged, calls whose outcome
- * does not matter left out (explore_table.c). */
+ * does not matter left out. */
 struct xp_redge {
 	int to;
 	xp_set codes;
@@ -296,16 +329,13 @@ struct xp_report {
 	char *disagree;		/* NULL: libpam agreed on every path */
 	char *not_replayed;	/* why there was no replay (or NULL) */
 	bool replayed;
-	double seconds;
 };
 
-/* explore_table.c: the reduced diagram and the table of a built graph;
- * whether the result depends on the call at pos.  The codes a position
- * may return. */
+/* The reduced diagram and the table of a built graph; whether the result
+ * depends on the call at pos. */
 int xp_table(struct xp_report *r);
 void xp_table_free(struct xp_report *r);
 bool xp_depends(const struct xp_report *r, int pos);
-xp_set xp_codes_at(const struct xp_graph *g, int pos);
 
 /* Findings and table of a built graph. */
 int xp_analyse(struct xp_report *r, const struct xp_opts *o);
@@ -320,60 +350,41 @@ bool xp_iff(const struct xp_graph *g, char *const *mods, size_t n,
 	    struct xp_path *witness);
 const char *xp_finding_name(enum xp_kind_f k);
 
-/* ---- replay (explore_replay.c, explore_gen_*.c) ------------------------ */
+/* ---- replay (replay.c) ------------------------------------------------- */
 
-struct pwrap_xp_plan;
-struct xp_replayer {
-	const struct xp_conf *c;
-	char *dir;		/* the copy of the service's files */
-	void *h;		/* the stand-in, loaded by us */
-	void (*set)(struct pwrap_xp_plan *);
-	bool keep;		/* leave the directory (debugging) */
-	bool none;		/* nothing can be replayed ... */
-	char *why_none;		/* ... because of this (owned) */
-};
-
-/* Makes the copy of c's files for replays (needs the wrapper in this
- * process and the stand-in module).  0 (rp->none: nothing to replay, see
- * rp->why_none), or -1 with *err (malloc'd). */
-int xp_replay_begin(struct xp_replayer *rp, const struct xp_conf *c,
-		    const char *standin, char **err);
-/* Replays r's paths: r->replays, r->disagree (NULL: libpam agreed). */
-int xp_replay_run(struct xp_replayer *rp, struct xp_report *r);
-/* c->refused: libpam's pam_start must fail too; NULL or what differed. */
-char *xp_replay_refused(struct xp_replayer *rp);
+struct xp_replayer;
+/* Sets up the replays of c (needs libpam_wrapper in this process).  NULL
+ * with *err (malloc'd) when they cannot run. */
+struct xp_replayer *xp_replay_begin(const struct xp_conf *c, char **err);
+/* Replays r's paths (c->refused: pam_start must fail): r->replays,
+ * r->disagree (NULL: libpam agreed) or r->not_replayed. */
+void xp_replay_run(struct xp_replayer *rp, struct xp_report *r);
 void xp_replay_end(struct xp_replayer *rp);
-/* Writes the copy of c's files into dir (the stand-in linked as dir/s):
- * 0; 1 when there is nothing to replay, with the reason in *err (the
- * wrapper refuses a file, a line too long to name the stand-in in it);
- * -1 with *err. */
-int xp_gen_replay(const struct xp_conf *c, const char *dir,
-		  const char *standin, char **err);
 
-/* ---- output (explore_out.c) --------------------------------------------- */
+/* ---- output (out.c) ------------------------------------------------------ */
 
 enum xp_format { XP_HUMAN, XP_JSON, XP_DOT, XP_MERMAID };
 void xp_print(FILE *f, enum xp_format fmt, struct xp_report *const *r,
 	      size_t n, bool all);
-/* One call as "where module = outcome" for messages (malloc'd). */
-char *xp_path_text(const struct xp_graph *g, const struct xp_path *p);
 
-/* ---- module files (explore_elf.c) --------------------------------------- */
+/* ---- module files (elf.c) -------------------------------------------------- */
 
 /* 1: the shared object at path defines function sym; 0: it does not; -1:
  * it cannot be loaded (no such file, not an ELF object of this machine). */
 int xp_module_has(const char *path, const char *sym);
 
-/* ---- entry points -------------------------------------------------------- */
+/* ---- the pipeline (main.c) ------------------------------------------------ */
 
 int explore_main(int argc, char **argv);
+/* --type's and `explore type`'s word: an xp_type, XP_ALL_TYPES, or -2. */
+int xp_parse_type(const char *s);
+/* Adds "MODULE=CODE,..." to v (--model, `model`).  0 or -1. */
+int xp_add_model(struct xp_model **v, size_t *n, const char *arg);
 /* One exploration as the scenario runner and explore_main use it: reads
- * service from dir (NULL: the system's), explores the type(s), replays.
- * Fills r[0..] (XP_NTYPES entries for all) and returns how many, or -1
- * with *err set (malloc'd). */
+ * service from dir, explores the type(s), replays.  Fills r[0..]
+ * (XP_NTYPES entries for all) and returns how many, or -1 with *err set
+ * (malloc'd). */
 int xp_explore(const char *dir, const char *service, const struct xp_opts *o,
 	       struct xp_conf *conf, struct xp_report *r, char **err);
-/* Our stand-in module (found next to our modules), malloc'd or NULL. */
-char *xp_standin_path(void);
 
 #endif

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * `pamtest explore`: the command line (pamtest-explore(1)) and
+ * xp_explore(), one exploration as the command and the scenario runner
+ * use it: read the service, give every line its outcomes, build the graph
+ * of each group, analyse it and replay it on libpam.
+ *
+ * The replay needs libpam_wrapper.so in the process: like pamtest itself,
+ * the command preloads it and starts again once (not with --no-replay),
+ * and the work runs in a guarded child (pwrap_guard.c).  Exit status: 0
+ * nothing found, 1 findings, 2 usage, a service that cannot be read, or a
+ * replay that could not run or disagreed with the graph.
+ */
+#define _GNU_SOURCE
+#include "explore.h"
+#include "pwrap_guard.h"
+#include "pwrap_tool.h"
+
+#include <err.h>
+#include <getopt.h>
+#include <security/pam_appl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 2
+#define REEXEC_MARK "PAMTEST_EXPLORE_WRAPPED"
+
+/* dir as libpam_wrapper names it: absolute (a relative one below the
+ * working directory), without trailing slashes.  Malloc'd. */
+static char *absolute(const char *dir)
+{
+	char *cwd = dir[0] == '/' ? NULL : getcwd(NULL, 0);
+	char *abs = NULL;
+	size_t n;
+
+	if (dir[0] != '/' && cwd == NULL) {
+		return NULL;
+	}
+	if (asprintf(&abs, "%s%s%s", cwd ? cwd : "", cwd ? "/" : "", dir) < 0) {
+		abs = NULL;
+	}
+	for (n = abs != NULL ? strlen(abs) : 0; n > 1 && abs[n - 1] == '/'; n--) {
+		abs[n - 1] = '\0';
+	}
+	free(cwd);
+	return abs;
+}
+
+/* One group's report: a refused configuration's lockout, or the graph's
+ * findings; then its replay.  0 or -1 (no memory). */
+static int explore_type(struct xp_conf *c, enum xp_type t,
+			const struct xp_opts *o, struct xp_replayer *rp,
+			struct xp_report *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->service = c->service;
+	x->type = t;
+	x->refused = c->refused;
+	if (c->refused != NULL) {
+		struct xp_path p = { .result = PAM_ABORT };
+
+		x->g.conf = c;
+		x->g.type = t;
+		if (xp_add_lockout(x, c->refused, &p) != 0) {
+			return -1;
+		}
+	} else if (xp_graph_build(&x->g, c, t, o->replay_all) != 0 ||
+		   xp_analyse(x, o) != 0) {
+		return -1;
+	}
+	if (rp != NULL) {
+		xp_replay_run(rp, x);
+	}
+	return 0;
+}
+
+int xp_explore(const char *dir, const char *service, const struct xp_opts *o,
+	       struct xp_conf *c, struct xp_report *r, char **err)
+{
+	struct xp_replayer *rp = NULL;
+	char *abs = absolute(dir);
+	int n = 0, t0 = o->type == XP_ALL_TYPES ? 0 : o->type;
+	int t1 = o->type == XP_ALL_TYPES ? XP_NTYPES : o->type + 1;
+
+	*err = NULL;
+	memset(c, 0, sizeof(*c));
+	if (abs == NULL || xp_read(c, abs, service, o) != 0) {
+		*err = strdup(c->error != NULL ? c->error : "out of memory");
+		free(abs);
+		return -1;
+	}
+	free(abs);
+	if (o->after_read != NULL) {
+		o->after_read(c, o->ctx);
+	}
+	if (xp_apply_outcomes(c, o) != 0) {
+		*err = strdup("bad --model");
+		return -1;
+	}
+	if (!o->no_replay && (rp = xp_replay_begin(c, err)) == NULL) {
+		return -1;
+	}
+	for (int t = t0; t < t1; t++, n++) {
+		if (explore_type(c, (enum xp_type)t, o, rp, &r[n]) != 0) {
+			for (int i = 0; i <= n; i++) {
+				xp_report_free(&r[i]);
+			}
+			xp_replay_end(rp);
+			*err = strdup("out of memory");
+			return -1;
+		}
+	}
+	xp_replay_end(rp);
+	return n;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: pamtest explore [-d SERVICE_DIR | --system] SERVICE [options]\n"
+		"The decision table of a PAM stack: every outcome of every module,\n"
+		"checked on the real libpam (see pamtest-explore(1)).\n"
+		"\n"
+		"  -d, --service-dir DIR    read SERVICE from DIR (includes resolve there)\n"
+		"      --system             read SERVICE from /etc/pam.d (never changed)\n"
+		"  -t, --type TYPE          auth, account, password, session or all (default)\n"
+		"      --outcomes LIST      outcomes of every module (success,auth_err,...)\n"
+		"      --model MODULE=LIST  outcomes of one module (or FILE:LINE), present or not\n"
+		"      --must MODULE        MODULE must decide (bypass, ignored findings)\n"
+		"  -f, --format FORMAT      human (default), json, dot or mermaid\n"
+		"      --no-replay          do not check the graph on libpam\n"
+		"      --replay-all         replay every outcome of every edge\n"
+		"  -k, --keep               keep the wrapper's directory of the replays\n"
+		"  -l, --lib PATH           libpam_wrapper.so to preload\n"
+		"  -m, --module-dir DIR     our modules' directory\n"
+		"  -h, --help               this help\n"
+		"\n"
+		"Exit status: 0 no finding, 1 findings (bypass, lockout, dead-line,\n"
+		"ignored), 2 usage error, unreadable service, failed replay.\n");
+}
+
+int xp_add_model(struct xp_model **v, size_t *n, const char *arg)
+{
+	const char *eq = strrchr(arg, '=');
+	struct xp_model *nv;
+	xp_set s;
+
+	if (eq == NULL || eq == arg || xp_parse_outcomes(eq + 1, &s) != 0) {
+		return -1;
+	}
+	nv = reallocarray(*v, *n + 1, sizeof(*nv));
+	if (nv == NULL) {
+		return -1;
+	}
+	*v = nv;
+	nv[*n].outcomes = s;
+	nv[*n].target = strndup(arg, (size_t)(eq - arg));
+	return nv[(*n)++].target != NULL ? 0 : -1;
+}
+
+int xp_parse_type(const char *s)
+{
+	int g = pwrap_group_parse(s, false);
+
+	return strcmp(s, "all") == 0 ? XP_ALL_TYPES : g >= 0 ? g : -2;
+}
+
+/* The command line. */
+struct cmd {
+	struct xp_opts o;
+	enum xp_format fmt;
+	const char *dir, *lib, *moddir, *service;
+	bool keep, system;
+};
+
+static void parse(int argc, char **argv, struct cmd *c)
+{
+	static const struct option lopts[] = {
+		{"service-dir", required_argument, NULL, 'd'},
+		{"system", no_argument, NULL, 'S'},
+		{"type", required_argument, NULL, 't'},
+		{"outcomes", required_argument, NULL, 'O'},
+		{"model", required_argument, NULL, 'M'},
+		{"must", required_argument, NULL, 'U'},
+		{"format", required_argument, NULL, 'f'},
+		{"no-replay", no_argument, NULL, 'N'},
+		{"replay-all", no_argument, NULL, 'A'},
+		{"keep", no_argument, NULL, 'k'},
+		{"lib", required_argument, NULL, 'l'},
+		{"module-dir", required_argument, NULL, 'm'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static const char *const fmts[] = { "human", "json", "dot", "mermaid" };
+	bool system = false;
+	int ch, i;
+
+	/* getopt sees "explore" as its program name */
+	while ((ch = getopt_long(argc - 1, argv + 1, "d:t:f:kl:m:h", lopts,
+				 NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			c->dir = optarg;
+			break;
+		case 'S':
+			system = true;
+			break;
+		case 't':
+			if ((c->o.type = xp_parse_type(optarg)) < XP_ALL_TYPES) {
+				errx(EXIT_USAGE, "--type: auth, account, password, "
+				     "session or all, not \"%s\"", optarg);
+			}
+			break;
+		case 'O':
+			if (xp_parse_outcomes(optarg, &c->o.outcomes) != 0) {
+				errx(EXIT_USAGE, "--outcomes: not a list of PAM "
+				     "codes: \"%s\"", optarg);
+			}
+			break;
+		case 'M':
+			if (xp_add_model(&c->o.models, &c->o.nmodels, optarg) != 0) {
+				errx(EXIT_USAGE, "--model: expected MODULE=CODE,"
+				     "CODE... (e.g. pam_unix=success,auth_err), "
+				     "not \"%s\"", optarg);
+			}
+			break;
+		case 'U':
+			c->o.must = reallocarray(c->o.must, c->o.nmust + 1,
+						 sizeof(char *));
+			if (c->o.must == NULL) {
+				err(EXIT_USAGE, "out of memory");
+			}
+			c->o.must[c->o.nmust++] = optarg;
+			break;
+		case 'f':
+			for (i = 0; i < 4 && strcmp(optarg, fmts[i]) != 0; i++) {
+			}
+			if (i == 4) {
+				errx(EXIT_USAGE, "--format: human, json, dot or "
+				     "mermaid, not \"%s\"", optarg);
+			}
+			c->fmt = (enum xp_format)i;
+			break;
+		case 'N':
+			c->o.no_replay = true;
+			break;
+		case 'A':
+			c->o.replay_all = true;
+			break;
+		case 'k':
+			c->keep = true;
+			break;
+		case 'l':
+			c->lib = optarg;
+			break;
+		case 'm':
+			c->moddir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(EXIT_USAGE);
+		}
+	}
+	c->service = optind == argc - 2 ? argv[optind + 1] : NULL;
+	c->system = system;
+}
+
+/* What the options say together. */
+static void check_args(struct cmd *c)
+{
+	if (c->service == NULL) {
+		errx(EXIT_USAGE, "expected one SERVICE (see --help)");
+	}
+	if ((c->dir != NULL) == c->system) {
+		errx(EXIT_USAGE, "give either -d SERVICE_DIR or --system");
+	}
+	if (c->dir != NULL && access(c->dir, X_OK) != 0) {
+		err(EXIT_USAGE, "%s", c->dir);
+	}
+	if (c->system) {
+		c->dir = "/etc/pam.d";
+	}
+}
+
+/* Explores, prints; the exit status. */
+static int run(struct cmd *cmd)
+{
+	struct xp_report r[XP_NTYPES], *rp[XP_NTYPES];
+	struct xp_conf c = { 0 };
+	char *e = NULL;
+	int n, status = 0;
+
+	n = xp_explore(cmd->dir, cmd->service, &cmd->o, &c, r, &e);
+	if (n < 0) {
+		warnx("%s", e != NULL ? e : "failed");
+		status = EXIT_USAGE;
+	}
+	for (int i = 0; i < n; i++) {
+		rp[i] = &r[i];
+		status = r[i].disagree != NULL ? EXIT_USAGE
+			 : r[i].nf > 0 && status == 0 ? 1
+						       : status;
+	}
+	if (n > 0) {
+		xp_print(stdout, cmd->fmt, rp, (size_t)n,
+			 cmd->o.type == XP_ALL_TYPES);
+	}
+	for (int i = 0; i < n; i++) {
+		if (r[i].disagree != NULL && cmd->fmt != XP_HUMAN) {
+			warnx("%s", r[i].disagree);
+		}
+		xp_report_free(&r[i]);
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		warn("stdout");
+		status = EXIT_USAGE;
+	}
+	xp_conf_free(&c);
+	free(e);
+	return status;
+}
+
+int explore_main(int argc, char **argv)
+{
+	struct cmd cmd = { .o = { .type = XP_ALL_TYPES }, .fmt = XP_HUMAN };
+	struct pwrap_paths paths = { 0 };
+	char *sysmod = NULL, *top = NULL;
+	int status = EXIT_USAGE;
+	pid_t pid = 0;
+
+	parse(argc, argv, &cmd);
+	check_args(&cmd);
+	if (pwrap_locate(cmd.lib, cmd.moddir, &paths) != 0 && !cmd.o.no_replay) {
+		goto out;
+	}
+	/* Like pamtest itself: never replay unwrapped, and the replays run
+	 * in a child, so that whatever signal ends us its directories go */
+	if (!cmd.o.no_replay &&
+	    (pid = pwrap_guard_wrapped(REEXEC_MARK, paths.lib, paths.lib, argv,
+				       "pamtest-explore", cmd.keep, NULL, &top,
+				       &status)) != 0) {
+		goto out;
+	}
+	/* --keep: the wrapper keeps this process's runtime directory */
+	if (cmd.keep && setenv("PAM_WRAPPER_KEEP_DIR", "1", 1) != 0) {
+		goto out;
+	}
+	sysmod = system_module_dir();
+	cmd.o.sysmoddir = sysmod;
+	cmd.o.moddir = paths.moddir;
+	status = run(&cmd);
+	if (cmd.keep && getenv("PAM_WRAPPER_RUNTIME_DIR") != NULL) {
+		/* (the variable names its services/) */
+		const char *rt = getenv("PAM_WRAPPER_RUNTIME_DIR");
+		const char *end = strrchr(rt, '/');
+
+		fprintf(stderr, "pamtest explore: the replays' runtime "
+			"directory %.*s (kept)\n",
+			end != NULL ? (int)(end - rt) : (int)strlen(rt), rt);
+	}
+out:
+	for (size_t i = 0; i < cmd.o.nmodels; i++) {
+		free(cmd.o.models[i].target);
+	}
+	free(cmd.o.models);
+	free(cmd.o.must);
+	free(sysmod);
+	pwrap_paths_free(&paths);
+	pwrap_guard_finish(pid, top);
+	return status;
+}
