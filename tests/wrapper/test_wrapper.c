@@ -29,6 +29,18 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "pamconf.h"
+
+/* How the loaded libpam reads service files (src/pamconf tells it from
+ * the library): where Linux-PAM versions differ, so do the expectations. */
+static struct pamconf_rules R;
+
+/* Linux-PAM 1.6 or later: lines of any length, a blank or comment line
+ * ends a continued line, includes stop at 16 levels (no cycle refused). */
+static bool lp16(void)
+{
+	return R.impl == PAMCONF_LINUX_PAM && R.version >= 106;
+}
 
 /* Runs pam_start + one operation + pam_end; returns the operation's code,
  * or 1000 + pam_start's code when pam_start fails. */
@@ -154,10 +166,12 @@ static void test_redirect(void **state)
 	assert_int_equal(txn("cont", 'a'), 1000 + PAM_SYSTEM_ERR);
 #else
 	/* read as libpam reads it: a comment line inside a continued line is
-	 * skipped; a file that ends in a continuation is refused */
+	 * skipped up to 1.5, ends the line (which has no module then) from
+	 * 1.6; a file that ends in a continuation is refused */
 	tu_write_text(*state, "cont", "auth required \\\n# c\n\n"
 		      "  pam_permit.so\n");
-	assert_int_equal(txn("cont", 'a'), PAM_SUCCESS);
+	assert_int_equal(txn("cont", 'a'),
+			 lp16() ? PAM_PERM_DENIED : PAM_SUCCESS);
 	tu_write_text(*state, "cont", "auth required pam_permit.so \\\n");
 	tu_stderr_begin();
 	rc = txn("cont", 'a');
@@ -356,13 +370,21 @@ static void test_nested_and_absolute_include(void **state)
 	tu_write_text(*state, "level2", "auth required pam_deny.so\n");
 	assert_int_equal(txn("nested", 'a'), PAM_AUTH_ERR);
 	/* an include cycle neither hangs nor crashes: pam_start refuses it,
-	 * naming the user's file (not the runtime directory's copy) */
+	 * naming the user's file (not the runtime directory's copy); from
+	 * Linux-PAM 1.6 libpam stops it at 16 levels, failing that line, and
+	 * the wrapper follows */
 	tu_write_text(*state, "cycle", "auth include cycle2\n");
 #if defined(PWRAP_OPENPAM)	/* (its keywords are lower case) */
 	tu_write_text(*state, "cycle2", "auth include cycle\n");
 #else
 	tu_write_text(*state, "cycle2", "auth Include cycle\n");
 #endif
+	if (lp16()) {
+		assert_int_equal(txn("cycle", 'a'), PAM_PERM_DENIED);
+		free(abs);
+		free(svc);
+		return;
+	}
 	tu_stderr_begin();
 	assert_int_equal(txn("cycle", 'a'), 1000 + PAM_ABORT);
 	err = tu_stderr_end();
@@ -393,6 +415,15 @@ static void test_include_read_for_one_stack(void **state)
 
 	tu_write_text(*state, "typed", "account include acct-only\n"
 		      "auth include acct-only\n");
+#if !defined(PWRAP_OPENPAM)
+	if (!R.at_include && lp16()) {
+		/* upstream 1.6 and later: an include without a target fails
+		 * its line, a cycle stops at 16 levels; nothing to refuse */
+		assert_int_equal(txn("typed", 'm'), PAM_SUCCESS);
+		assert_int_equal(txn("acct-only", 'm'), PAM_SUCCESS);
+		goto too_long;
+	}
+#endif
 	tu_stderr_begin();
 	assert_int_equal(txn("typed", 'm'), 1000 + PAM_ABORT);
 	err = tu_stderr_end();
@@ -402,10 +433,16 @@ static void test_include_read_for_one_stack(void **state)
 	 * cycle, on which it would recurse until it crashes, is ours) */
 	(void)where;
 #else
-	assert_non_null(strstr(err, where));
-	assert_non_null(strstr(err, "include without a target"));
+	/* Debian's libpam crashes on line 1, the wrapper refuses it; upstream
+	 * libpam fails that line, and the wrapper lets it */
+	if (R.at_include) {
+		assert_non_null(strstr(err, where));
+		assert_non_null(strstr(err, "include without a target"));
+	}
 #endif
-	assert_non_null(strstr(err, "include cycle"));	/* line 2 */
+	if (!lp16()) {
+		assert_non_null(strstr(err, "include cycle"));	/* line 2 */
+	}
 	free(err);
 	free(where);
 
@@ -416,9 +453,14 @@ static void test_include_read_for_one_stack(void **state)
 #if defined(PWRAP_OPENPAM)
 	assert_non_null(strstr(err, "include cycle"));
 #else
-	assert_non_null(strstr(err, "include without a target"));
+	/* Debian's: line 1 (libpam crashes); upstream's up to 1.5: line 2 */
+	assert_non_null(strstr(err, R.at_include ? "include without a target"
+						 : "include cycle"));
 #endif
 	free(err);
+#if !defined(PWRAP_OPENPAM)
+too_long:
+#endif
 
 #if !defined(PWRAP_OPENPAM)	/* (OpenPAM's targets stay names) */
 	/* the same rule for an include line that the resolved target would
@@ -433,6 +475,11 @@ static void test_include_read_for_one_stack(void **state)
 	tu_write_text(*state, "typed", "account include acct-long\n");
 	assert_int_equal(txn("typed", 'm'), PAM_SUCCESS);
 	tu_write_text(*state, "typed", "auth include acct-long\n");
+	if (lp16()) {
+		/* no line buffer from 1.6: common-x, missing, fails auth */
+		assert_int_equal(txn("typed", 'a'), PAM_PERM_DENIED);
+		return;
+	}
 	tu_stderr_begin();
 	assert_int_equal(txn("typed", 'a'), 1000 + PAM_ABORT);
 	err = tu_stderr_end();
@@ -1147,5 +1194,6 @@ int main(void)
 #undef T
 	};
 
+	pamconf_rules_linked(&R);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
