@@ -374,7 +374,24 @@ struct pamconf_entry {
 
 struct pamconf_entries {
 	struct pamconf_entry *v;
-	size_t n;
+	size_t n, cap;
+};
+
+/*
+ * A line libpam never reads for a group, although the service names it:
+ * it is in a file an include or substack beyond the version's nesting
+ * limit would have read (and what that file includes), or after a line on
+ * which libpam stops reading its file.  `at` is the line where libpam
+ * stopped, `why` (static) says why.
+ */
+struct pamconf_unread {
+	int file;
+	const struct pamconf_line *l;
+	int group;		/* enum pwrap_group */
+	bool other;		/* read for "other" */
+	int at_file;
+	unsigned at_line;
+	const char *why;
 };
 
 /* A file the service reads (once each, however often it is included). */
@@ -392,6 +409,11 @@ struct pamconf_service {
 	/* the stacks of the service and of "other", per enum pwrap_group */
 	struct pamconf_entries conf[PWRAP_GROUPS], other[PWRAP_GROUPS];
 	int service_file, other_file;	/* indexes, or -1: missing */
+	/* the service name as libpam reads it (Linux-PAM: what follows the
+	 * last '/', in lower case) */
+	char *name;
+	struct pamconf_unread *unread;	/* in the order met */
+	size_t nunread, capunread;
 	char *refused;		/* pam_start fails: "FILE[:LINE]: why" */
 	int refused_file;	/* the file it names, or -1 */
 	char *error;		/* what cannot be told (or no memory) */
@@ -412,7 +434,9 @@ struct pamconf_walk_ops {
  * Reads service from dir as r's libpam reads it under libpam_wrapper, into
  * stacks: the service file and "other" (a missing service: only "other"),
  * what they include and substack, each file for the groups libpam reads it
- * for, within the version's limits.  The service file and "other" count
+ * for, within the version's limits (what they leave unread in s->unread).
+ * Linux-PAM takes the service name as its pam_start() does: what follows
+ * the last '/', in lower case (s->name).  The service file and "other" count
  * only as regular files, as libpam_wrapper provides them (one it cannot
  * read makes pam_start fail); what libpam_wrapper refuses (an include
  * cycle up to Linux-PAM 1.5, a target that would block, a line on which

@@ -23,7 +23,7 @@
 
 /* ---- the dispatch rules, on stacks made by hand ------------------------ */
 
-static const struct xp_file file = { "/x/svc", "svc", NULL, NULL, 0 };
+static const struct xp_file file = { .path = "/x/svc", .show = "svc" };
 
 /* A line: Linux-PAM's actions from control ("[...]" without its brackets,
  * as libpam passes the token), OpenPAM's flag. */

@@ -70,6 +70,8 @@ struct xp_file {
 	const char *alias;
 	const int *lines;
 	size_t nlines;
+	int *site_at;		/* by physical line: its site, or -1 */
+	size_t nsite_at;
 };
 
 /* One entry of a stack, in the order the library evaluates them. */
@@ -81,6 +83,8 @@ struct xp_line {
 	int act[XP_NCODES];	/* Linux-PAM actions per code */
 	int flag;		/* OpenPAM control flag (enum pamconf_flag) */
 	const char *module;	/* as written (the reading's), or NULL */
+	const char *control;	/* Linux-PAM: the control as written, or
+				 * NULL (the reading's) */
 	char *name;		/* short name: "pam_unix" ("?" without one) */
 	unsigned seq;		/* the order the reading met it in */
 	int fixed;		/* XP_FIXED: the code */
@@ -102,6 +106,20 @@ struct xp_site {
 	unsigned line;
 };
 
+/* A line libpam never reads (pamconf_unread): its site, and where and why
+ * libpam stopped. */
+struct xp_unread {
+	int site;
+	int at_file;
+	unsigned at_line;
+	const char *why;
+};
+
+struct xp_unreads {
+	struct xp_unread *v;
+	size_t n, cap;
+};
+
 /* A module absent on this machine and what it was taken to return. */
 struct xp_absent {
 	const char *name;
@@ -116,13 +134,15 @@ struct xp_conf {
 	struct pamconf_rules rules;	/* of the libpam pamtest runs with */
 	const struct xp_impl *impl;	/* its dispatch rule */
 	struct pamconf_service s;	/* the reading (src/pamconf) */
-	char *service;
+	char *service;		/* the name libpam reads (pamconf's) */
 	char *dir;		/* absolute, as libpam_wrapper names it */
 	struct xp_file *files;
 	size_t nfiles;
 	struct xp_site *sites;
-	size_t nsites;
+	size_t nsites, capsites;
 	struct xp_stack conf[XP_NTYPES], other[XP_NTYPES];
+	/* what the stacks leave unread (as conf and other) */
+	struct xp_unreads unread[XP_NTYPES], unread_other[XP_NTYPES];
 	char *refused;		/* pam_start fails: "file:line: why" */
 	int refused_file;	/* ... in this file (index), or -1 */
 	char *error;		/* we cannot model it (exit 2): message */
@@ -156,8 +176,12 @@ struct xp_opts {
 int xp_read(struct xp_conf *c, const char *dir, const char *service,
 	    const struct xp_opts *o);
 void xp_conf_free(struct xp_conf *c);
-/* The stack libpam dispatches for a type (the service's, else other's). */
+/* The stack libpam dispatches for a type (the service's, else other's),
+ * and the lines it leaves unread. */
 const struct xp_stack *xp_stack_of(const struct xp_conf *c, enum xp_type t);
+const struct xp_unreads *xp_unread_of(const struct xp_conf *c, enum xp_type t);
+/* The site of (file, line), or -1. */
+int xp_site_at(const struct xp_conf *c, int file, unsigned line);
 
 /* Gives every call of c its outcomes (defaults, stock modules,
  * --outcomes, --model; an absent module PAM_MODULE_UNKNOWN unless
@@ -227,6 +251,20 @@ struct xp_path {
 	int result;
 };
 
+/* A number of paths: m * 2^e (m in [0.5, 1), or 0), exact while below
+ * 2^53; far larger ones (a long stack has more paths than a double
+ * holds) keep their magnitude. */
+struct xp_count {
+	double m;
+	long e;
+};
+/* Whether c is exact (then *v is it). */
+bool xp_count_exact(struct xp_count c, uint64_t *v);
+double xp_count_log10(struct xp_count c);
+struct xp_count xp_count_add(struct xp_count a, struct xp_count b);
+/* c - k (k <= c) */
+struct xp_count xp_count_sub(struct xp_count c, size_t k);
+
 struct xp_graph {
 	const struct xp_conf *conf;
 	enum xp_type type;
@@ -238,15 +276,20 @@ struct xp_graph {
 	int root;
 	int *hash;		/* open addressing: node index or -1 */
 	size_t hcap;
-	struct xp_path *paths;	/* the replay set: every edge at least once */
+	int *order;		/* nodes, results first, then by position
+				 * from the last: edges go backwards in it */
+	struct xp_path *paths;	/* the replay set: every state and every
+				 * outcome of every line (replay_all: every
+				 * outcome of every edge) at least once */
 	size_t npaths;
 	size_t nedges;
-	double npaths_all;	/* outcome sequences from the root (paths) */
+	struct xp_count npaths_all;	/* outcome sequences (paths) */
 	bool replay_all;	/* replay every outcome of every edge */
 };
 
 /* Builds the graph of c's stack for type t and its replay set (every
- * edge; with all, every outcome of every edge).  0, or -1 (no memory). */
+ * state and line outcome; with all, every outcome of every edge).  0, or
+ * -1 (no memory). */
 int xp_graph_build(struct xp_graph *g, const struct xp_conf *c,
 		   enum xp_type t, bool all);
 void xp_graph_free(struct xp_graph *g);
@@ -296,7 +339,9 @@ struct xp_cond {
 	int result;
 	struct xp_term *t;
 	size_t n;
-	size_t more;		/* terms not listed (too many) */
+	size_t lits;		/* literals listed */
+	struct xp_count total;	/* paths of the reduced diagram to it */
+	struct xp_count more;	/* ... of them not listed */
 };
 
 /* The decision diagram reduced: equal futures merged, calls whose outcome
@@ -320,6 +365,8 @@ struct xp_report {
 	struct xp_rnode *rd;
 	size_t nrd;
 	int rroot;
+	bool *dep;		/* per position: whether the result depends
+				 * on its call */
 	struct xp_finding *f;
 	size_t nf;
 	struct xp_cond *table;	/* one per reachable result */

@@ -11,9 +11,32 @@
 #include "explore.h"
 #include "pwrap_buf.h"
 
+#include <inttypes.h>
+#include <math.h>
 #include <security/pam_appl.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A count of paths: exact, or (too large for that) "1.23e+700", quoted in
+ * json (a number there would overflow a reader's double). */
+static void count_text(struct pwrap_buf *b, struct xp_count c, bool json)
+{
+	double l = xp_count_log10(c), mant;
+	long ex;
+	uint64_t v;
+
+	if (xp_count_exact(c, &v)) {
+		pwrap_buf_fmt(b, "%" PRIu64, v);
+		return;
+	}
+	ex = (long)floor(l);
+	mant = pow(10.0, l - (double)ex);
+	if (mant >= 9.995) {
+		mant /= 10;
+		ex++;
+	}
+	pwrap_buf_fmt(b, json ? "\"%.2fe+%ld\"" : "%.2fe+%ld", mant, ex);
+}
 
 
 /* The line of a position, with the pass for chauthtok. */
@@ -86,10 +109,10 @@ static void human(FILE *f, const struct xp_report *r)
 			r->disagree == NULL ?
 			"so does libpam's" : "libpam DISAGREES");
 	} else {
-		pwrap_buf_fmt(&b, g->npaths_all < 1e12 ? "%s %s: %.0f paths, "
-			"%zu states, %zu edges; " : "%s %s: %.3g paths, %zu "
-			"states, %zu edges; ", r->service, pwrap_group_name(g->type),
-			g->npaths_all, g->nnodes, g->nedges);
+		pwrap_buf_fmt(&b, "%s %s: ", r->service, pwrap_group_name(g->type));
+		count_text(&b, g->npaths_all, false);
+		pwrap_buf_fmt(&b, " paths, %zu states, %zu edges; ", g->nnodes,
+			      g->nedges);
 		if (!r->replayed)
 			pwrap_buf_fmt(&b, "not replayed on libpam%s%s\n",
 				r->not_replayed ? ": " : "",
@@ -112,9 +135,11 @@ static void human(FILE *f, const struct xp_report *r)
 							      : "\n   or ");
 				term_text(&b, g, &c->t[k]);
 			}
-			if (c->more > 0)
-				pwrap_buf_fmt(&b, "\n   or ... (%zu more; see -f json "
-					"or dot)", c->more);
+			if (c->more.m > 0) {
+				pwrap_buf_str(&b, "\n   or ... (");
+				count_text(&b, c->more, false);
+				pwrap_buf_str(&b, " more, not listed)");
+			}
 			pwrap_buf_str(&b, "\n");
 		}
 	}
@@ -210,9 +235,11 @@ static void json(struct pwrap_buf *b, const struct xp_report *r)
 		pwrap_buf_str(b, ", \"refused\": ");
 		pwrap_buf_json(b, r->refused);
 	}
-	pwrap_buf_fmt(b, ", \"paths_total\": %.0f, \"states\": %zu, \"edges\": %zu, "
+	pwrap_buf_str(b, ", \"paths_total\": ");
+	count_text(b, g->npaths_all, true);
+	pwrap_buf_fmt(b, ", \"paths_log10\": %.4f, \"states\": %zu, \"edges\": %zu, "
 		"\"replays\": %zu, \"replayed\": %s, \"disagreement\": ",
-		g->npaths_all, g->nnodes, g->nedges, r->replays,
+		xp_count_log10(g->npaths_all), g->nnodes, g->nedges, r->replays,
 		r->replayed ? "true" : "false");
 	if (r->disagree != NULL)
 		pwrap_buf_json(b, r->disagree);
@@ -246,7 +273,9 @@ static void json(struct pwrap_buf *b, const struct xp_report *r)
 			}
 			pwrap_buf_str(b, "]");
 		}
-		pwrap_buf_fmt(b, "], \"more\": %zu}", c->more);
+		pwrap_buf_str(b, "], \"more\": ");
+		count_text(b, c->more, true);
+		pwrap_buf_str(b, "}");
 	}
 	pwrap_buf_str(b, "],\n \"paths\": [");
 	for (size_t i = 0; i < g->npaths; i++) {
