@@ -139,7 +139,7 @@ static void explore(const char *dir, struct xp_opts *o,
 	assert_int_equal(xp_analyse(r, o), 0);
 	rp = xp_replay_begin(c, &err);
 	assert_non_null(rp);
-	xp_replay_run(rp, r);
+	xp_replay_run(rp, r, NULL);
 	xp_replay_end(rp);
 	assert_true(r->replayed);
 }

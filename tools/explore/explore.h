@@ -90,6 +90,7 @@ struct xp_line {
 	int fixed;		/* XP_FIXED: the code */
 	const char *why;	/* XP_FIXED: static text */
 	bool absent;		/* XP_CALL: the module cannot be loaded here */
+	const char *absent_why;	/* ... why (xp_conf's), or NULL: no file */
 	bool modelled;		/* ... but --model says what it returns */
 	bool no_fn;		/* XP_CALL: it lacks the group's function */
 	xp_set outcomes;	/* XP_CALL: the codes it may return */
@@ -110,6 +111,7 @@ struct xp_site {
  * libpam stopped. */
 struct xp_unread {
 	int site;
+	const struct pamconf_line *l;	/* the reading's */
 	int at_file;
 	unsigned at_line;
 	const char *why;
@@ -128,6 +130,14 @@ struct xp_absent {
 };
 
 struct xp_impl;
+
+/* A module file as libpam's dlopen() would find it (elf.c). */
+struct xp_modfile {
+	char *path;
+	int rc;			/* 0: it loads, -1: why */
+	unsigned fns;
+	char *why;
+};
 
 /* A service as the library reads it. */
 struct xp_conf {
@@ -148,6 +158,8 @@ struct xp_conf {
 	char *error;		/* we cannot model it (exit 2): message */
 	struct xp_absent *absent;	/* outcomes.c */
 	size_t nabsent;
+	struct xp_modfile *mods;	/* module files inspected (read.c) */
+	size_t nmods;
 };
 
 struct xp_model {
@@ -162,10 +174,14 @@ struct xp_opts {
 	size_t nmodels;
 	char **must;
 	size_t nmust;
+	struct xp_accept *accepts;
+	size_t naccepts;
 	bool no_replay;
 	bool replay_all;	/* every outcome, not every edge */
 	/* libpam's module directory and ours (NULL: unknown) */
 	const char *sysmoddir, *moddir;
+	/* asked between replays: true stops them (NULL: never) */
+	bool (*stop)(void);
 	/* called once the service is read (the scenario's aliases) */
 	void (*after_read)(struct xp_conf *c, const void *ctx);
 	const void *ctx;
@@ -189,6 +205,9 @@ int xp_site_at(const struct xp_conf *c, int file, unsigned line);
  * 0, or -1 with a message on stderr. */
 int xp_apply_outcomes(struct xp_conf *c, const struct xp_opts *o);
 xp_set xp_default_outcomes(enum xp_type t);
+/* What stock module `name` ("pam_unix") returns in group t, or 0: not
+ * known (the group's default then). */
+xp_set xp_stock_outcomes(const char *name, enum xp_type t);
 /* Parses "success,auth_err,PAM_IGNORE" into a set.  0 or -1. */
 int xp_parse_outcomes(const char *s, xp_set *out);
 
@@ -308,6 +327,7 @@ bool xp_name_is(const char *name, const char *want);
 char *xp_short_name(const char *module);
 /* "file:line" of a line (static buffer, valid until the next call). */
 const char *xp_where(const struct xp_conf *c, const struct xp_line *l);
+const char *xp_where_at(const struct xp_conf *c, int file, unsigned line);
 /* An outcome's name as written in controls ("success", "auth_err"). */
 const char *xp_code_word(int code);
 /* A result's name ("PAM_SUCCESS"). */
@@ -317,13 +337,25 @@ char *xp_path_text(const struct xp_graph *g, const struct xp_path *p);
 
 /* ---- findings (find.c) and the table (table.c) ------------------------- */
 
-enum xp_kind_f { XP_BYPASS, XP_LOCKOUT, XP_DEAD, XP_IGNORED };
+enum xp_kind_f { XP_BYPASS, XP_LOCKOUT, XP_DEAD, XP_IGNORED, XP_NKINDS };
 
 struct xp_finding {
 	enum xp_kind_f kind;
 	char *where;		/* "file:line" */
 	char *msg;
 	struct xp_path path;
+	int site;		/* a dead line's, else -1 */
+	/* accepted (accept.c): the index in xp_opts.accepts, or -2 for the
+	 * built-in rule; by: what accepted it (static or the accept's) */
+	int accept;
+	const char *by;
+};
+
+/* A finding accepted (accept.c): "KIND:WHERE", and where it was given. */
+struct xp_accept {
+	enum xp_kind_f kind;
+	char *where;
+	char *from;		/* "--accept", "FILE:LINE" of an accept file */
 };
 
 /* A literal: the line at pos returned one of `codes`. */
@@ -369,6 +401,8 @@ struct xp_report {
 				 * on its call */
 	struct xp_finding *f;
 	size_t nf;
+	struct xp_finding *acc;	/* findings accepted (accept.c) */
+	size_t nacc;
 	struct xp_cond *table;	/* one per reachable result */
 	size_t ntable;
 	/* replay */
@@ -397,15 +431,30 @@ bool xp_iff(const struct xp_graph *g, char *const *mods, size_t n,
 	    struct xp_path *witness);
 const char *xp_finding_name(enum xp_kind_f k);
 
+/* ---- accepted findings (accept.c) -------------------------------------- */
+
+/* Adds "KIND:WHERE" (given at `from`) to v.  0, or -1 (not one). */
+int xp_add_accept(struct xp_accept **v, size_t *n, const char *arg,
+		  const char *from);
+/* Adds an accept file's.  0, or -1 after a message on stderr. */
+int xp_read_accepts(const char *path, struct xp_accept **v, size_t *n);
+void xp_accepts_free(struct xp_accept *v, size_t n);
+/* Moves r's accepted findings from r->f to r->acc.  0 or -1. */
+int xp_accept(struct xp_report *r, const struct xp_opts *o);
+
 /* ---- replay (replay.c) ------------------------------------------------- */
 
 struct xp_replayer;
+/* A group of more lines is not replayed (libpam's pam_start is quadratic
+ * in them: it appends each handler at the end of a list). */
+#define XP_REPLAY_MAX 20000
 /* Sets up the replays of c (needs libpam_wrapper in this process).  NULL
  * with *err (malloc'd) when they cannot run. */
 struct xp_replayer *xp_replay_begin(const struct xp_conf *c, char **err);
 /* Replays r's paths (c->refused: pam_start must fail): r->replays,
  * r->disagree (NULL: libpam agreed) or r->not_replayed. */
-void xp_replay_run(struct xp_replayer *rp, struct xp_report *r);
+void xp_replay_run(struct xp_replayer *rp, struct xp_report *r,
+		   bool (*stop)(void));
 void xp_replay_end(struct xp_replayer *rp);
 
 /* ---- output (out.c) ------------------------------------------------------ */
@@ -416,9 +465,12 @@ void xp_print(FILE *f, enum xp_format fmt, struct xp_report *const *r,
 
 /* ---- module files (elf.c) -------------------------------------------------- */
 
-/* 1: the shared object at path defines function sym; 0: it does not; -1:
- * it cannot be loaded (no such file, not an ELF object of this machine). */
-int xp_module_has(const char *path, const char *sym);
+/* What libpam's dlopen() would make of the module at path, told from its
+ * file and those of the libraries it needs (nothing is loaded): 0 with
+ * *fns (bit 1 << sm for each pam_sm_ function it defines, enum pwrap_sm),
+ * or -1 with *why (malloc'd, or NULL when out of memory) when it would
+ * fail. */
+int xp_module_inspect(const char *path, unsigned *fns, char **why);
 
 /* ---- the pipeline (main.c) ------------------------------------------------ */
 

@@ -95,6 +95,35 @@ static void term_text(struct pwrap_buf *b, const struct xp_graph *g,
 
 /* ---- human ------------------------------------------------------------------ */
 
+/* Text for a terminal: each line's bytes as pwrap_buf_text() shows them
+ * (service files may hold escape sequences and bytes that are not UTF-8;
+ * the newlines are ours). */
+static void put_text(FILE *f, const struct pwrap_buf *b)
+{
+	struct pwrap_buf o = { 0 };
+	const char *p = b->p;
+
+	if (b->failed || p == NULL)
+		return;
+	pwrap_buf_str(&o, "");
+	while (*p != '\0') {
+		size_t n = strcspn(p, "\n");
+		char *line = strndup(p, n);
+
+		if (line == NULL) {
+			o.failed = true;
+			break;
+		}
+		pwrap_buf_text(&o, line);
+		free(line);
+		pwrap_buf_str(&o, p[n] == '\n' ? "\n" : "");
+		p += n + (p[n] == '\n');
+	}
+	if (!o.failed)
+		fputs(o.p, f);
+	pwrap_buf_free(&o);
+}
+
 static void human(FILE *f, const struct xp_report *r)
 {
 	const struct xp_graph *g = &r->g;
@@ -155,8 +184,11 @@ static void human(FILE *f, const struct xp_report *r)
 			pwrap_buf_fmt(&b, "      path: %s\n", p);
 		free(p);
 	}
-	if (!b.failed)
-		fputs(b.p, f);
+	for (size_t i = 0; i < r->nacc; i++)
+		pwrap_buf_fmt(&b, "  accepted %s: %s: %s (by %s)\n",
+			      xp_finding_name(r->acc[i].kind), r->acc[i].where,
+			      r->acc[i].msg, r->acc[i].by);
+	put_text(f, &b);
 	pwrap_buf_free(&b);
 }
 
@@ -224,6 +256,26 @@ static void json_path(struct pwrap_buf *b, const struct xp_graph *g,
 	pwrap_buf_fmt(b, "], \"result\": \"%s\"}", xp_code_name(p->result));
 }
 
+/* Findings (accepted ones with what accepted them). */
+static void json_findings(struct pwrap_buf *b, const struct xp_graph *g,
+			  const struct xp_finding *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		pwrap_buf_fmt(b, "%s{\"kind\": \"%s\", \"where\": ", i ? ",\n  " : "\n  ",
+			xp_finding_name(f[i].kind));
+		pwrap_buf_json(b, f[i].where);
+		pwrap_buf_str(b, ", \"message\": ");
+		pwrap_buf_json(b, f[i].msg);
+		if (f[i].by != NULL) {
+			pwrap_buf_str(b, ", \"by\": ");
+			pwrap_buf_json(b, f[i].by);
+		}
+		pwrap_buf_str(b, ", \"path\": ");
+		json_path(b, g, &f[i].path);
+		pwrap_buf_str(b, "}");
+	}
+}
+
 static void json(struct pwrap_buf *b, const struct xp_report *r)
 {
 	const struct xp_graph *g = &r->g;
@@ -283,34 +335,41 @@ static void json(struct pwrap_buf *b, const struct xp_report *r)
 		json_path(b, g, &g->paths[i]);
 	}
 	pwrap_buf_str(b, "],\n \"findings\": [");
-	for (size_t i = 0; i < r->nf; i++) {
-		pwrap_buf_fmt(b, "%s{\"kind\": \"%s\", \"where\": ", i ? ",\n  " : "\n  ",
-			xp_finding_name(r->f[i].kind));
-		pwrap_buf_json(b, r->f[i].where);
-		pwrap_buf_str(b, ", \"message\": ");
-		pwrap_buf_json(b, r->f[i].msg);
-		pwrap_buf_str(b, ", \"path\": ");
-		json_path(b, g, &r->f[i].path);
-		pwrap_buf_str(b, "}");
-	}
+	json_findings(b, g, r->f, r->nf);
+	pwrap_buf_str(b, "],\n \"accepted\": [");
+	json_findings(b, g, r->acc, r->nacc);
 	pwrap_buf_str(b, "]}");
 }
 
 /* ---- dot and mermaid ------------------------------------------------------------ */
 
-static void node_label(struct pwrap_buf *b, const struct xp_graph *g, int n,
-		       const char *nl)
+/* A node's label: its line, then (a second line) the state; a result's
+ * name. */
+static void node_label(struct pwrap_buf *line, struct pwrap_buf *state,
+		       const struct xp_graph *g, int n)
 {
 	const struct xp_node *nd = &g->nodes[n];
 	char st[128];
 
 	if (nd->st.pos < 0) {
-		pwrap_buf_str(b, xp_code_name(nd->result));
+		pwrap_buf_str(line, xp_code_name(nd->result));
 		return;
 	}
-	pos_label(b, g, nd->st.pos);
+	pos_label(line, g, nd->st.pos);
 	g->conf->impl->state_text(&nd->st, st, sizeof(st));
-	pwrap_buf_fmt(b, "%s%s", nl, st);
+	pwrap_buf_str(state, st);
+}
+
+/* s inside a dot string: JSON's escapes ('"', '\\', control characters;
+ * bytes that are not UTF-8), without the quotes. */
+static void dot_text(struct pwrap_buf *b, const char *s)
+{
+	struct pwrap_buf j = { 0 };
+
+	pwrap_buf_json(&j, s != NULL ? s : "");
+	if (!j.failed && j.len >= 2)
+		pwrap_buf_add(b, j.p + 1, j.len - 2);
+	pwrap_buf_free(&j);
 }
 
 static void edge_label(struct pwrap_buf *b, xp_set s)
@@ -327,15 +386,22 @@ static void dot(struct pwrap_buf *b, const struct xp_report *r, size_t k)
 {
 	const struct xp_graph *g = &r->g;
 
-	pwrap_buf_fmt(b, "  subgraph cluster_%zu {\n    label=\"%s %s\";\n", k,
-		r->service, pwrap_group_name(r->type));
+	pwrap_buf_fmt(b, "  subgraph cluster_%zu {\n    label=\"", k);
+	dot_text(b, r->service);
+	pwrap_buf_fmt(b, " %s\";\n", pwrap_group_name(r->type));
 	for (size_t n = 0; n < g->nnodes; n++) {
-		struct pwrap_buf l = { 0 };
+		struct pwrap_buf l = { 0 }, s = { 0 };
 
-		pwrap_buf_str(&l, "");
-		node_label(&l, g, (int)n, "\\n");
-		pwrap_buf_fmt(b, "    g%zu_%zu [label=", k, n);
-		pwrap_buf_json(b, l.failed ? "?" : l.p);
+		node_label(&l, &s, g, (int)n);
+		pwrap_buf_fmt(b, "    g%zu_%zu [label=\"", k, n);
+		dot_text(b, l.failed ? "?" : l.p);
+		if (s.p != NULL) {
+			/* dot's own line break */
+			pwrap_buf_str(b, "\\n");
+			dot_text(b, s.failed ? "?" : s.p);
+		}
+		pwrap_buf_str(b, "\"");
+		pwrap_buf_free(&s);
 		pwrap_buf_str(b, g->nodes[n].st.pos < 0 ?
 				  (g->nodes[n].result == PAM_SUCCESS ?
 					   ", shape=ellipse, style=filled, fillcolor=palegreen" :
@@ -362,10 +428,12 @@ static void mermaid(struct pwrap_buf *b, const struct xp_report *r, size_t k)
 	pwrap_buf_fmt(b, "  subgraph s%zu[\"%s %s\"]\n", k, r->service,
 		pwrap_group_name(r->type));
 	for (size_t n = 0; n < g->nnodes; n++) {
-		struct pwrap_buf l = { 0 };
+		struct pwrap_buf l = { 0 }, s = { 0 };
 
-		pwrap_buf_str(&l, "");
-		node_label(&l, g, (int)n, "<br/>");
+		node_label(&l, &s, g, (int)n);
+		if (s.p != NULL)
+			pwrap_buf_fmt(&l, "<br/>%s", s.p);
+		pwrap_buf_free(&s);
 		for (char *c = l.p; c != NULL && *c != '\0'; c++)
 			if (*c == '"')
 				*c = '\'';
@@ -401,8 +469,7 @@ void xp_print(FILE *f, enum xp_format fmt, struct xp_report *const *r,
 	for (size_t i = 0; i < n; i++) {
 		switch (fmt) {
 		case XP_HUMAN:
-			if (!b.failed)
-				fputs(b.p, f);
+			put_text(f, &b);
 			pwrap_buf_free(&b);
 			pwrap_buf_str(&b, "");
 			human(f, r[i]);
@@ -423,7 +490,9 @@ void xp_print(FILE *f, enum xp_format fmt, struct xp_report *const *r,
 		pwrap_buf_str(&b, all ? "]\n" : "\n");
 	if (fmt == XP_DOT)
 		pwrap_buf_str(&b, "}\n");
-	if (!b.failed)
+	if (fmt == XP_HUMAN || fmt == XP_MERMAID)
+		put_text(f, &b);
+	else if (!b.failed)
 		fputs(b.p, f);
 	pwrap_buf_free(&b);
 }

@@ -71,11 +71,40 @@ static int add_site(struct xp_conf *c, struct xp_line *l)
 	return l->site >= 0 ? 0 : -1;
 }
 
+/* The module file at path as dlopen() would find it (inspected once). */
+static const struct xp_modfile *modfile(struct xp_conf *c, const char *path)
+{
+	struct xp_modfile *v, *m;
+
+	for (size_t i = 0; i < c->nmods; i++) {
+		if (strcmp(c->mods[i].path, path) == 0) {
+			return &c->mods[i];
+		}
+	}
+	v = reallocarray(c->mods, c->nmods + 1, sizeof(*v));
+	if (v == NULL) {
+		return NULL;
+	}
+	c->mods = v;
+	m = &v[c->nmods];
+	memset(m, 0, sizeof(*m));
+	if ((m->path = strdup(path)) == NULL) {
+		return NULL;
+	}
+	m->rc = xp_module_inspect(path, &m->fns, &m->why);
+	if (m->rc != 0 && m->why == NULL) {
+		free(m->path);
+		return NULL;
+	}
+	c->nmods++;
+	return m;
+}
+
 /* Whether the module of a call can be loaded and has the function. */
 static int call_kind(struct xp_conf *c, const struct pamconf_entry *e,
 		     enum xp_type t, struct xp_line *l)
 {
-	int has;
+	const struct xp_modfile *m = NULL;
 
 	if (strstr(e->module, "$ISA") != NULL) {
 		/* libpam tries the path with $ISA replaced by a directory
@@ -85,12 +114,13 @@ static int call_kind(struct xp_conf *c, const struct pamconf_entry *e,
 				"cannot be told", c->files[e->file].show,
 				e->l->line, e->module) < 0 ? -1 : 1;
 	}
-	has = e->path != NULL
-		      ? xp_module_has(e->path, pwrap_sm_name(pwrap_group_sm(
-							 (enum pwrap_group)t)))
-		      : -1;
-	l->absent = has < 0;
-	l->no_fn = has == 0;
+	if (e->path != NULL && (m = modfile(c, e->path)) == NULL) {
+		return -1;
+	}
+	l->absent = m == NULL || m->rc != 0;
+	l->absent_why = m != NULL ? m->why : NULL;
+	l->no_fn = !l->absent &&
+		   !(m->fns & (1u << pwrap_group_sm((enum pwrap_group)t)));
 	return 0;
 }
 
@@ -167,7 +197,7 @@ static int make_unread(struct xp_conf *c)
 			to->v = v;
 			to->cap = cap;
 		}
-		to->v[to->n++] = (struct xp_unread){ site, u->at_file,
+		to->v[to->n++] = (struct xp_unread){ site, u->l, u->at_file,
 						     u->at_line, u->why };
 	}
 	return 0;
@@ -265,5 +295,10 @@ void xp_conf_free(struct xp_conf *c)
 	free(c->refused);
 	free(c->error);
 	free(c->absent);
+	for (size_t i = 0; i < c->nmods; i++) {
+		free(c->mods[i].path);
+		free(c->mods[i].why);
+	}
+	free(c->mods);
 	memset(c, 0, sizeof(*c));
 }
