@@ -345,6 +345,15 @@ int pamconf_module_find(const struct pamconf_rules *r, const char *module,
  */
 #define PAMCONF_INCLUDE_DEEPEST 8192
 
+/*
+ * How many entries the stacks of a service may hold in all before the
+ * walk gives up (s->error): libpam's pam_start takes time quadratic in
+ * them (it appends each handler at the end of a list), so a stack that
+ * long, or one its includes repeat into that many, is never a working
+ * one, and every entry costs the walk's callers memory.
+ */
+#define PAMCONF_ENTRIES_MAX 262144
+
 /* What libpam does with one entry of a stack. */
 enum pamconf_does {
 	PAMCONF_CALLS,		/* calls the line's module (or, when it cannot

@@ -262,6 +262,15 @@ static int add(struct walk *w, int group, struct pamconf_entry *e)
 	struct pamconf_entries *st = w->other ? &w->s->other[group]
 					      : &w->s->conf[group];
 
+	if (w->seq >= PAMCONF_ENTRIES_MAX) {
+		free(e->path);
+		e->path = NULL;
+		return error(w, "the service's stacks hold more than %d "
+			     "lines (with what their includes repeat); "
+			     "libpam's pam_start takes time quadratic in "
+			     "them, no tool here follows that many",
+			     PAMCONF_ENTRIES_MAX);
+	}
 	if (room((void **)&st->v, &st->cap, st->n, sizeof(*st->v)) != 0) {
 		free(e->path);
 		e->path = NULL;

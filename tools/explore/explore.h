@@ -297,18 +297,18 @@ struct xp_graph {
 	size_t hcap;
 	int *order;		/* nodes, results first, then by position
 				 * from the last: edges go backwards in it */
-	struct xp_path *paths;	/* the replay set: every state and every
-				 * outcome of every line (replay_all: every
-				 * outcome of every edge) at least once */
+	struct xp_path *paths;	/* the replay set: every outcome of every
+				 * line and every state but for what
+				 * substacks saved (replay_all: every outcome
+				 * of every edge) at least once */
 	size_t npaths;
 	size_t nedges;
 	struct xp_count npaths_all;	/* outcome sequences (paths) */
 	bool replay_all;	/* replay every outcome of every edge */
 };
 
-/* Builds the graph of c's stack for type t and its replay set (every
- * state and line outcome; with all, every outcome of every edge).  0, or
- * -1 (no memory). */
+/* Builds the graph of c's stack for type t and its replay set (see
+ * xp_graph.paths).  0, or -1 (no memory). */
 int xp_graph_build(struct xp_graph *g, const struct xp_conf *c,
 		   enum xp_type t, bool all);
 void xp_graph_free(struct xp_graph *g);
@@ -447,7 +447,7 @@ int xp_accept(struct xp_report *r, const struct xp_opts *o);
 struct xp_replayer;
 /* A group of more lines is not replayed (libpam's pam_start is quadratic
  * in them: it appends each handler at the end of a list). */
-#define XP_REPLAY_MAX 20000
+#define XP_REPLAY_MAX 5000
 /* Sets up the replays of c (needs libpam_wrapper in this process).  NULL
  * with *err (malloc'd) when they cannot run. */
 struct xp_replayer *xp_replay_begin(const struct xp_conf *c, char **err);

@@ -459,8 +459,9 @@ static int find_unread(struct xp_report *r, bool *seen)
 /*
  * Lines no path reaches, once each (a line of chauthtok's two passes is
  * reached if either is), with the shortest path through the nearest node
- * before it; then the lines the stack does not have although the service
- * names them (find_unread).
+ * before it (the first of those after the same node only: the others'
+ * would be the same; theirs is empty); then the lines the stack does not
+ * have although the service names them (find_unread).
  */
 static int find_dead(struct xp_report *r)
 {
@@ -468,7 +469,7 @@ static int find_dead(struct xp_report *r)
 	const struct xp_conf *c = g->conf;
 	bool *seen = calloc(c->nsites + 1, sizeof(*seen));
 	int *before = calloc(g->nseq + 1, sizeof(*before));
-	int near = g->root, rc = -1;
+	int near = g->root, shown = -1, rc = -1;
 
 	if (seen == NULL || before == NULL)
 		goto out;
@@ -492,13 +493,14 @@ static int find_dead(struct xp_report *r)
 		if (l->kind == XP_SUBSTACK || seen[l->site])
 			continue;
 		seen[l->site] = true;	/* once per line */
-		if (path_through(g, near, &p) != 0 ||
+		if ((near != shown && path_through(g, near, &p) != 0) ||
 		    add_finding(r, XP_DEAD, xp_where(c, l), &p,
 				"no path reaches this line (%s)", l->name) != 0) {
 			xp_path_free(&p);
 			goto out;
 		}
 		r->f[r->nf - 1].site = l->site;
+		shown = near;
 	}
 	/* substack marks are in the stack, never reached: not unread */
 	for (size_t i = 0; i < g->perpass; i++)

@@ -11,8 +11,9 @@
  *
  * Also here: how many paths there are (a count far beyond a double's range,
  * kept as mantissa and exponent), and the replay set (replay.c runs it on
- * libpam): a few paths that between them reach every state and give every
- * line each of its outcomes, or (replay_all) take every outcome of every
+ * libpam): a few paths that between them give every line each of its
+ * outcomes and reach every state (as far as its own line tells it: not
+ * what substacks saved), or (replay_all) take every outcome of every
  * edge.  Each is the path that meets the most of what is still needed,
  * found by one pass over the graph in reverse topological order.  Every
  * edge would take a number of paths that grows with the stack (a chain of
@@ -355,14 +356,56 @@ static int keep_path(struct xp_graph *g, struct xp_path *p)
 }
 
 /* What the replay set still needs: with replay_all every outcome of every
- * edge (done: per edge), else every node and every outcome of every
- * position (seen: per node, posdone: per position). */
+ * edge (done: per edge), else every outcome of every position (posdone)
+ * and every state as far as its own line tells it (cls: per node, the
+ * class of its state without what substacks saved; seen: per class). */
 struct need {
 	size_t *base;		/* node n's edges: base[n]... */
 	xp_set *done;
 	xp_set *posdone;
+	int *cls;
 	bool *seen;
 };
+
+/* The classes of the nodes' states without what substacks saved: a state
+ * saved on entering the k-th of n substacks would make each line of them
+ * need paths of its own, n * n calls (a node is still reached through one
+ * class or another).  0, or -1. */
+static int classes(const struct xp_graph *g, struct need *nd)
+{
+	size_t cap = 64;
+	int *h, ncls = 0;
+	struct xp_state *key = calloc(g->nnodes + 1, sizeof(*key));
+
+	while (cap < g->nnodes * 2)
+		cap *= 2;
+	h = malloc(cap * sizeof(*h));
+	if (h == NULL || key == NULL) {
+		free(h);
+		free(key);
+		return -1;
+	}
+	for (size_t i = 0; i < cap; i++)
+		h[i] = -1;
+	for (size_t n = 0; n < g->nnodes; n++) {
+		struct xp_state s = g->nodes[n].st;
+		size_t i;
+
+		memset(s.saved, 0, sizeof(s.saved));
+		for (i = hash_state(&s) & (cap - 1);
+		     h[i] >= 0 && memcmp(&key[h[i]], &s, sizeof(s)) != 0;
+		     i = (i + 1) & (cap - 1))
+			;
+		if (h[i] < 0) {
+			key[ncls] = s;
+			h[i] = ncls++;
+		}
+		nd->cls[n] = h[i];
+	}
+	free(h);
+	free(key);
+	return 0;
+}
 
 /* The outcomes of edge k of node n that a path would take anew. */
 static xp_set fresh(const struct xp_graph *g, const struct need *nd, int n,
@@ -393,7 +436,7 @@ static void plan(const struct xp_graph *g, const struct need *nd, size_t *best,
 				choice[n] = k;
 			}
 		}
-		best[n] += !g->replay_all && !nd->seen[n];
+		best[n] += !g->replay_all && !nd->seen[nd->cls[n]];
 	}
 }
 
@@ -412,9 +455,11 @@ static int cover(struct xp_graph *g)
 
 	nd.base = calloc(g->nnodes + 1, sizeof(*nd.base));
 	nd.seen = calloc(g->nnodes + 1, sizeof(*nd.seen));
+	nd.cls = calloc(g->nnodes + 1, sizeof(*nd.cls));
 	nd.posdone = calloc(g->nseq + 1, sizeof(*nd.posdone));
 	if (best == NULL || choice == NULL || nd.base == NULL ||
-	    nd.seen == NULL || nd.posdone == NULL)
+	    nd.seen == NULL || nd.cls == NULL || nd.posdone == NULL ||
+	    classes(g, &nd) != 0)
 		goto out;
 	for (size_t n = 0; n < g->nnodes; n++)
 		nd.base[n + 1] = nd.base[n] + g->nodes[n].ne;
@@ -433,7 +478,7 @@ static int cover(struct xp_graph *g)
 			xp_set want;
 			int code;
 
-			nd.seen[m] = true;
+			nd.seen[nd.cls[m]] = true;
 			if (cur->st.pos < 0)
 				break;
 			want = fresh(g, &nd, m, choice[m]);
@@ -456,6 +501,7 @@ out:
 	free(choice);
 	free(nd.base);
 	free(nd.seen);
+	free(nd.cls);
 	free(nd.posdone);
 	free(nd.done);
 	return rc;

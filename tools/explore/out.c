@@ -213,6 +213,7 @@ static void absent(struct pwrap_buf *b, const struct xp_conf *c)
 
 /* ---- json -------------------------------------------------------------------- */
 
+
 /* ", \"outcomes\": [...]" of a set. */
 static void json_codes(struct pwrap_buf *b, xp_set codes)
 {
@@ -245,11 +246,25 @@ static void json_call(struct pwrap_buf *b, const struct xp_graph *g, int pos,
 	pwrap_buf_str(b, "}");
 }
 
-static void json_path(struct pwrap_buf *b, const struct xp_graph *g,
-		      const struct xp_path *p)
+#define SPILL (1u << 20)
+
+/* Writes out what b holds once it is large (json and dot are written as
+ * they are made, so that a long stack's do not sit in memory whole). */
+static void spill(FILE *f, struct pwrap_buf *b)
+{
+	if (b->len < SPILL || b->failed)
+		return;
+	fputs(b->p, f);
+	b->len = 0;
+	b->p[0] = '\0';
+}
+
+static void json_path(FILE *out, struct pwrap_buf *b,
+		      const struct xp_graph *g, const struct xp_path *p)
 {
 	pwrap_buf_str(b, "{\"calls\": [");
 	for (size_t i = 0; i < p->n; i++) {
+		spill(out, b);
 		pwrap_buf_str(b, i ? ", " : "");
 		json_call(b, g, p->c[i].pos, XP_BIT(p->c[i].code), true);
 	}
@@ -257,10 +272,12 @@ static void json_path(struct pwrap_buf *b, const struct xp_graph *g,
 }
 
 /* Findings (accepted ones with what accepted them). */
-static void json_findings(struct pwrap_buf *b, const struct xp_graph *g,
-			  const struct xp_finding *f, size_t n)
+static void json_findings(FILE *out, struct pwrap_buf *b,
+			  const struct xp_graph *g, const struct xp_finding *f,
+			  size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
+		spill(out, b);
 		pwrap_buf_fmt(b, "%s{\"kind\": \"%s\", \"where\": ", i ? ",\n  " : "\n  ",
 			xp_finding_name(f[i].kind));
 		pwrap_buf_json(b, f[i].where);
@@ -271,12 +288,17 @@ static void json_findings(struct pwrap_buf *b, const struct xp_graph *g,
 			pwrap_buf_json(b, f[i].by);
 		}
 		pwrap_buf_str(b, ", \"path\": ");
-		json_path(b, g, &f[i].path);
+		/* a dead line's path is shown once for the lines it stops
+		 * before (find.c): the others have none */
+		if (f[i].kind == XP_DEAD && f[i].path.n == 0)
+			pwrap_buf_str(b, "null");
+		else
+			json_path(out, b, g, &f[i].path);
 		pwrap_buf_str(b, "}");
 	}
 }
 
-static void json(struct pwrap_buf *b, const struct xp_report *r)
+static void json(FILE *out, struct pwrap_buf *b, const struct xp_report *r)
 {
 	const struct xp_graph *g = &r->g;
 
@@ -331,13 +353,14 @@ static void json(struct pwrap_buf *b, const struct xp_report *r)
 	}
 	pwrap_buf_str(b, "],\n \"paths\": [");
 	for (size_t i = 0; i < g->npaths; i++) {
+		spill(out, b);
 		pwrap_buf_str(b, i ? ",\n  " : "\n  ");
-		json_path(b, g, &g->paths[i]);
+		json_path(out, b, g, &g->paths[i]);
 	}
 	pwrap_buf_str(b, "],\n \"findings\": [");
-	json_findings(b, g, r->f, r->nf);
+	json_findings(out, b, g, r->f, r->nf);
 	pwrap_buf_str(b, "],\n \"accepted\": [");
-	json_findings(b, g, r->acc, r->nacc);
+	json_findings(out, b, g, r->acc, r->nacc);
 	pwrap_buf_str(b, "]}");
 }
 
@@ -476,10 +499,11 @@ void xp_print(FILE *f, enum xp_format fmt, struct xp_report *const *r,
 			break;
 		case XP_JSON:
 			pwrap_buf_str(&b, i ? ",\n" : "");
-			json(&b, r[i]);
+			json(f, &b, r[i]);
 			break;
 		case XP_DOT:
 			dot(&b, r[i], i);
+			spill(f, &b);
 			break;
 		case XP_MERMAID:
 			mermaid(&b, r[i], i);

@@ -399,10 +399,10 @@ static char *replay_path(struct xp_replayer *rp, const struct xp_graph *g,
 /* Why r is not replayed (static), or NULL. */
 static const char *too_long(const struct xp_report *r)
 {
-	return r->refused == NULL && r->g.perpass > XP_REPLAY_MAX
-		       ? "the stack has more than " XP_STR(XP_REPLAY_MAX)
+	return r->g.conf->nsites > XP_REPLAY_MAX
+		       ? "the service has more than " XP_STR(XP_REPLAY_MAX)
 			 " lines: libpam's pam_start alone takes time that "
-			 "grows with the square of a stack's length"
+			 "grows with the square of their number"
 		       : NULL;
 }
 

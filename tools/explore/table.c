@@ -139,8 +139,8 @@ bool xp_depends(const struct xp_report *r, int pos)
  * The table's size and the work on it are bounded, so that a long stack
  * (whose conditions can have as many terms as it has lines, each as long)
  * gives a table that grows with it linearly: each result lists terms while
- * they hold at most LIT_BUDGET literals (or the stack's length times
- * four, if more) and MAX_TERMS terms, the rest is counted; terms are
+ * they hold at most LIT_BUDGET literals (or as many as the stack has
+ * positions, if more) and MAX_TERMS terms, the rest is counted; terms are
  * widened while WIDEN_STEPS visits of the diagram last, later ones are
  * listed as found (still exact, only longer than they need be).
  */
@@ -394,8 +394,7 @@ int xp_table(struct xp_report *r)
 {
 	const struct xp_graph *g = &r->g;
 	struct walk w = { .r = r, .budget = LIST_STEPS, .steps = WIDEN_STEPS,
-			  .maxlits = g->nseq * 4 > LIT_BUDGET ? g->nseq * 4
-							      : LIT_BUDGET };
+			  .maxlits = g->nseq > LIT_BUDGET ? g->nseq : LIT_BUDGET };
 	xp_set results = g->nodes[g->root].reach;
 	struct xp_count *ways = NULL;
 	int rc = -1;
