@@ -145,6 +145,7 @@ struct xp_conf {
 	const struct xp_impl *impl;	/* its dispatch rule */
 	struct pamconf_service s;	/* the reading (src/pamconf) */
 	char *service;		/* the name libpam reads (pamconf's) */
+	char *asked;		/* the name as given (the replay's) */
 	char *dir;		/* absolute, as libpam_wrapper names it */
 	struct xp_file *files;
 	size_t nfiles;

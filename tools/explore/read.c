@@ -224,7 +224,8 @@ int xp_read(struct xp_conf *c, const char *dir, const char *service,
 		c->error = strdup(c->s.error);
 		return -1;
 	}
-	if ((c->service = strdup(c->s.name)) == NULL) {
+	if ((c->service = strdup(c->s.name)) == NULL ||
+	    (c->asked = strdup(service)) == NULL) {
 		goto oom;
 	}
 	c->files = calloc(c->s.nfiles + 1, sizeof(*c->files));
@@ -291,6 +292,7 @@ void xp_conf_free(struct xp_conf *c)
 	free(c->files);
 	free(c->sites);
 	free(c->service);
+	free(c->asked);
 	free(c->dir);
 	free(c->refused);
 	free(c->error);

@@ -291,7 +291,8 @@ static int transaction(const struct xp_replayer *rp, int t, bool *start_failed)
 {
 	struct pam_conv conv = { no_conv, NULL };
 	pam_handle_t *h = NULL;
-	int rc = pam_start(rp->c->service, "pwrap-explore", &conv, &h);
+	/* the name as given: libpam (and the wrapper) read it their way */
+	int rc = pam_start(rp->c->asked, "pwrap-explore", &conv, &h);
 
 	*start_failed = rc != PAM_SUCCESS;
 	if (rc != PAM_SUCCESS) {
