@@ -191,6 +191,14 @@ enum pamconf_stack pamconf_stack_included(enum pamconf_stack line,
 /* Whether libpam fails a line whose module or substack is `path`: the
  * name it derives (last component, last ".suffix" off) is empty or "?". */
 bool pamconf_name_refused(const char *path);
+/* Whether libpam may crash on line l (a PAMCONF_STOP): up to Linux-PAM
+ * 1.5 the handler it adds before refusing the name is malloc()ed and
+ * left with its `next` unset, which the next handler added to that list
+ * (or pam_end's freeing) follows.  libpam_wrapper refuses such a line. */
+bool pamconf_stop_crashes(const struct pamconf_rules *r,
+			  const struct pamconf_line *l);
+#define PAMCONF_STOP_CRASHES "libpam up to 1.5 leaves a half-made " \
+	"handler behind, with an unset pointer it may follow and crash"
 
 /* ---- writing a file back --------------------------------------------------- */
 

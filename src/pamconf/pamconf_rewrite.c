@@ -237,6 +237,13 @@ static int rewrite_line(const struct rw *w, const struct pamconf_line *l)
 		errno = EINVAL;
 		return -1;
 	}
+	if (pamconf_stop_crashes(w->r, l)) {
+		w->err->why = "a module or substack named \"\" or \"?\": "
+			      PAMCONF_STOP_CRASHES;
+		w->err->line = l->line;
+		errno = EINVAL;
+		return -1;
+	}
 	if (l->target < 0) {
 		emit(w->out, l, l->text, l->len);
 		return 0;

@@ -521,6 +521,10 @@ static int line_linux(struct walk *w, int f, const struct pamconf_line *l,
 		e.why = l->why;
 		return add(w, group_of(to), &e);
 	case PAMCONF_STOP:
+		if (pamconf_stop_crashes(w->r, l)) {
+			return refuse(w, f, l->line, "%s; " PAMCONF_STOP_CRASHES
+				      " (libpam_wrapper refuses it)", l->why);
+		}
 		/* the handler (or substack mark) is added, then the name
 		 * refused: a module's is never found, libpam fails the line
 		 * it gives an unknown group, else calls nothing */

@@ -185,15 +185,24 @@ def test_module_word_libpam_refuses(explorer, tmp_path, word):
 
 @linux_only
 def test_stop_in_an_include_leaves_lines_unread(explorer, tmp_path):
-    """In an included file, libpam stops at a module word it refuses: the
-    including line fails, the lines after the stop are never read."""
+    """In an included file, libpam stops at a module word it refuses: from
+    Linux-PAM 1.6 the including line fails, the lines after the stop are
+    never read.  Up to 1.5 libpam leaves a half-made handler in its list
+    there (malloc()ed, its `next` unset) that the including line's handler
+    then follows: it may crash (it did, depending on the heap), so the
+    wrapper refuses the line and the explorer says pam_start fails there."""
     write(tmp_path, "svc", "auth include inc\nauth required pam_permit.so\n")
     write(tmp_path, "inc", "auth required pam_permit.so\nauth required ?\n"
           "auth required pam_unix.so\n")
     rc, objs = explorer.json("-d", str(tmp_path), "svc", "-t", "auth")
     o = objs[0]
     assert o["replayed"] and o["disagreement"] is None, o
-    assert ("dead-line", "inc:3") in kinds(o), o
+    if READS >= 106:
+        assert ("dead-line", "inc:3") in kinds(o), o
+    else:
+        assert o["refused"].startswith("inc:2: the module's name"), o
+        assert "may follow and crash" in o["refused"], o
+        assert kinds(o) == [("lockout", "inc:2")], o
 
 
 @linux_only
