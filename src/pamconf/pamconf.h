@@ -217,6 +217,10 @@ struct pamconf_module_line {
 /* An include line that cannot work (reported where libpam reads it). */
 enum pamconf_bad_include {
 	PAMCONF_INCLUDE_NO_TARGET,	/* libpam crashes on it; target NULL */
+	PAMCONF_NAME_CRASHES,		/* a module or substack named "" or
+					 * "?" up to Linux-PAM 1.5
+					 * (pamconf_stop_crashes()); target
+					 * the name */
 	PAMCONF_INCLUDE_TOO_LONG,	/* resolved, the target would not fit
 					 * libpam's line buffer */
 };

@@ -203,6 +203,13 @@ def test_stop_in_an_include_leaves_lines_unread(explorer, tmp_path):
         assert o["refused"].startswith("inc:2: the module's name"), o
         assert "may follow and crash" in o["refused"], o
         assert kinds(o) == [("lockout", "inc:2")], o
+    # a line libpam skips (another group's) is harmless on every version
+    write(tmp_path, "inc", "auth required pam_permit.so\naccount required ?\n"
+          "auth required pam_unix.so\n")
+    rc, objs = explorer.json("-d", str(tmp_path), "svc", "-t", "auth")
+    o = objs[0]
+    assert rc == 0 and "refused" not in o and o["replayed"], o
+    assert o["disagreement"] is None, o
 
 
 @linux_only
