@@ -865,90 +865,93 @@ int xp_diff_status(const struct xp_diff *d)
 
 /* ---- output ---------------------------------------------------------------- */
 
-/* The combination of a change, as each side's path. */
-static void human_paths(struct pwrap_buf *b, const struct xp_diff *d, int k,
-			const struct xp_change *ch)
+/* The changes into PAM_SUCCESS (gained) or out of it. */
+static bool success_change(const struct xp_change *ch, bool gained)
 {
-	for (int s = 1; s >= 0; s--) {
-		char *p = xp_path_text(&d->r[s][k].g, &ch->path[s]);
-
-		pwrap_buf_fmt(b, "      %-7s %s\n", s ? "after:" : "before:",
-			      p != NULL ? p : "?");
-		free(p);
-	}
+	return gained ? ch->after == PAM_SUCCESS : ch->before == PAM_SUCCESS;
 }
 
-/* "when (after) CONDITION" of a change through a condition. */
-static void human_when(struct pwrap_buf *b, const struct xp_diff *d, int k,
-		       const struct xp_change *ch)
-{
-	if (ch->term->n == 0) {
-		pwrap_buf_fmt(b, "where %s always succeeded", side_name[ch->side]);
-		return;
-	}
-	pwrap_buf_fmt(b, "when (%s) ", side_name[ch->side]);
-	xp_term_text(b, &d->r[ch->side][k].g, ch->term);
-}
-
-/* Success gained: each condition of after's, or the pair, with its
- * combination. */
-static void human_gained(struct pwrap_buf *b, const struct xp_diff *d, int k)
+/* The conditions of the side's PAM_SUCCESS through which success came
+ * (gained) or went: ", when (after) T" or a list, one a line. */
+static void human_terms(struct pwrap_buf *b, const struct xp_diff *d, int k,
+			bool gained)
 {
 	const struct xp_cmp *c = &d->cmp[k];
+	const char *side = side_name[gained];
+	size_t n = 0, i;
 
-	for (size_t i = 0; i < c->nch; i++) {
-		const struct xp_change *ch = &c->ch[i];
+	for (i = 0; i < c->nch; i++) {
+		n += success_change(&c->ch[i], gained) && c->ch[i].term != NULL;
+	}
+	for (i = 0; i < c->nch && n > 0; i++) {
+		const struct xp_term *t = c->ch[i].term;
 
-		if (ch->after != PAM_SUCCESS) {
+		if (!success_change(&c->ch[i], gained) || t == NULL) {
 			continue;
 		}
-		pwrap_buf_fmt(b, "  now PAM_SUCCESS, before %s",
-			      xp_code_name(ch->before));
-		if (ch->term != NULL) {
-			pwrap_buf_str(b, ", ");
-			human_when(b, d, k, ch);
+		if (t->n == 0) {
+			pwrap_buf_fmt(b, ", where %s always succeeds", side);
+			continue;
 		}
-		pwrap_buf_str(b, "\n");
-		human_paths(b, d, k, ch);
+		pwrap_buf_fmt(b, n == 1 ? ", when (%s) " : b->p[b->len - 1] != '\n'
+			      ? ", when (%s)\n        " : "     or ", side);
+		xp_term_text(b, &d->r[gained][k].g, t);
+		pwrap_buf_str(b, n > 1 ? "\n" : "");
 	}
+	pwrap_buf_str(b, n > 1 ? "" : "\n");
 }
 
-/* Success lost: what it became, then each condition of before's that
- * no longer holds (or a pair) with a combination. */
-static void human_lost(struct pwrap_buf *b, const struct xp_diff *d, int k)
+/* Success gained or lost: the other results, the conditions, and the
+ * combinations (each once). */
+static void human_success(struct pwrap_buf *b, const struct xp_diff *d, int k,
+			  bool gained)
 {
 	const struct xp_cmp *c = &d->cmp[k];
-	size_t n = 0, first = c->nch;
-	bool term = false;
+	struct pwrap_buf seen = { 0 };
+	xp_set other = 0;
 
 	for (size_t i = 0; i < c->nch; i++) {
-		if (c->ch[i].before == PAM_SUCCESS) {
-			first = i < first ? i : first;
-			term |= c->ch[i].term != NULL;
-			pwrap_buf_fmt(b, "%s%s", n++ ? ", " :
-				      "  no longer PAM_SUCCESS, now ",
-				      xp_code_name(c->ch[i].after));
+		if (success_change(&c->ch[i], gained)) {
+			other |= XP_BIT(gained ? c->ch[i].before : c->ch[i].after);
 		}
 	}
-	if (n == 0) {
+	if (other == 0) {
 		return;
 	}
-	pwrap_buf_str(b, "\n");
-	for (size_t i = first; i < c->nch; i++) {
-		const struct xp_change *ch = &c->ch[i];
+	pwrap_buf_str(b, gained ? "  now PAM_SUCCESS, before " :
+		      "  no longer PAM_SUCCESS, now ");
+	for (int r = 0, n = 0; r < 64; r++) {
+		if (other & XP_BIT(r)) {
+			other &= ~XP_BIT(r);
+			pwrap_buf_fmt(b, "%s%s", n++ == 0 ? "" : other ? ", " : " or ",
+				      xp_code_name(r));
+		}
+	}
+	human_terms(b, d, k, gained);
+	pwrap_buf_str(&seen, "\n");
+	for (size_t i = 0; i < c->nch; i++) {
+		char *p[2];
 
-		if (ch->before != PAM_SUCCESS || (term && ch->term == NULL) ||
-		    (!term && i != first)) {
+		if (!success_change(&c->ch[i], gained)) {
 			continue;
 		}
-		pwrap_buf_str(b, "    ");
-		if (ch->term != NULL) {
-			human_when(b, d, k, ch);
-			pwrap_buf_str(b, ", ");
+		p[1] = xp_path_text(&d->r[1][k].g, &c->ch[i].path[1]);
+		p[0] = xp_path_text(&d->r[0][k].g, &c->ch[i].path[0]);
+		if (p[0] != NULL && p[1] != NULL && !seen.failed) {
+			struct pwrap_buf w = { 0 };
+
+			pwrap_buf_fmt(&w, "    e.g. after:  %s\n         before: %s\n",
+				      p[1], p[0]);
+			if (!w.failed && strstr(seen.p, w.p) == NULL) {
+				pwrap_buf_str(b, w.p);
+				pwrap_buf_str(&seen, w.p);
+			}
+			pwrap_buf_free(&w);
 		}
-		pwrap_buf_str(b, "e.g.\n");
-		human_paths(b, d, k, ch);
+		free(p[0]);
+		free(p[1]);
 	}
+	pwrap_buf_free(&seen);
 }
 
 static void human_findings(struct pwrap_buf *b, const struct xp_report *r,
@@ -974,12 +977,12 @@ static void human_cmp(struct pwrap_buf *b, const struct xp_diff *d, int k)
 
 	pwrap_buf_fmt(b, "%s %s: %s\n", d->service, pwrap_group_name(c->type),
 		      c->weaker ? "NEW SUCCESS: PAM_SUCCESS on combinations that did not succeed"
-		      : !c->same ? "changed, no new way in"
+		      : !c->same ? "changed, no new success"
 		      : c->nfnew + c->nfgone > 0 ?
 		      "every combination gives what it gave; findings changed"
 		      : "every combination gives what it gave");
-	human_gained(b, d, k);
-	human_lost(b, d, k);
+	human_success(b, d, k, true);
+	human_success(b, d, k, false);
 	/* between two failures: one line (json has a combination of each) */
 	for (size_t i = 0, n = 0; i < c->nch; i++) {
 		const struct xp_change *ch = &c->ch[i];

@@ -291,7 +291,7 @@ static void check_diff(struct cmd *c)
 		c->dir = c->args[0];
 		c->service = c->args[1];
 	}
-	if (c->service == NULL) {
+	if (c->service == NULL || (c->dir == NULL && !c->system)) {
 		errx(EXIT_USAGE, "expected --diff OLD_DIR NEW_DIR SERVICE (see "
 		     "--help)");
 	}
