@@ -25,3 +25,6 @@ set +e
 rc=$?
 set -e
 [ $rc = 1 ] || { echo "run-diff.sh: expected a new success (exit 1), got $rc" >&2; exit 1; }
+
+echo "== the scenario that keeps the hardening under test"
+"$pamtest" "$here/no-new-way-in.pamtest"

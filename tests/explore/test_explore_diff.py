@@ -102,6 +102,7 @@ def test_example_script(explorer):
                       LD_PRELOAD=sanitizer_preload() or None), timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.count("NEW SUCCESS") == 1
+    assert "OK: 2 passed, 0 failed" in p.stdout
 
 
 def test_moved_line_is_no_change(explorer, tmp_path):
@@ -159,6 +160,47 @@ def test_system_side(explorer, tmp_path):
     pairs = {(c["before"], c["after"]) for c in groups[0]["changes"]}
     assert ("PAM_SUCCESS", "PAM_AUTH_ERR") in pairs
     assert [b for b, a in pairs if a == "PAM_SUCCESS"] == ["PAM_PERM_DENIED"]
+
+
+def scenario(explorer, tmp_path, text):
+    from pwrap_fixtures import child_env, run, sanitizer_preload
+    from conftest import PAMTEST
+    path = tmp_path / "diff.pamtest"
+    path.write_text(text)
+    return run([PAMTEST, str(path)],
+               child_env(("PAM_WRAPPER", "PAMTEST"), TMPDIR=explorer.tmpdir,
+                         LD_PRELOAD=sanitizer_preload() or None), timeout=300), str(path)
+
+
+@pytest.mark.parametrize("new,ok", [("hardened", True), ("mistake", False)])
+def test_scenario_against(explorer, tmp_path, new, ok):
+    """`explore ... against DIR` with `expect no new success`: the
+    hardening passes, the mistake fails with its combination."""
+    p, path = scenario(explorer, tmp_path, (
+        "service-dir %s\nservice login\n"
+        "explore type auth against %s\n"
+        "    model pam_faillock=success,auth_err,ignore\n"
+        "    expect no new success\n") % (os.path.join(EXAMPLE, new),
+                                          os.path.join(EXAMPLE, "before")))
+    assert p.returncode == (0 if ok else 1), p.stdout + p.stderr
+    if not ok:
+        assert (path + ":5: login auth: PAM_SUCCESS where it was PAM_AUTH_ERR (against "
+                + os.path.join(EXAMPLE, "before") + "): login:2 pam_nologin = success, "
+                "common-auth:8 pam_faillock = success, common-auth:10 pam_unix = auth_err, "
+                "common-auth:12 pam_faillock = success, common-auth:14 pam_permit = "
+                "success -> PAM_SUCCESS (before: ") in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize("text,error", [
+    ("explore\n    expect no new success\n",
+     ":4: `expect no new success` needs `explore ... against DIR`"),
+    ("explore against nowhere\n", ":3: explore against "),
+])
+def test_scenario_errors(explorer, tmp_path, text, error):
+    p, path = scenario(explorer, tmp_path,
+                       "service login\n    auth required pam_permit.so\n" + text)
+    assert p.returncode == 2
+    assert path + error in p.stderr, p.stderr
 
 
 def test_usage_errors(explorer, tmp_path):

@@ -715,6 +715,7 @@ out:
  * has; one that names nothing in either is an error). */
 struct side_opts {
 	struct xp_opts o;
+	int side;
 	const struct xp_opts *orig;
 	struct xp_model *kept;
 	bool *used;		/* per model of orig: named on some side */
@@ -739,12 +740,13 @@ static bool names_line(const struct xp_conf *c, const struct xp_model *m)
 }
 
 /* xp_explore's after_read: keeps the models of this side (ctx: the
- * struct side_opts whose o xp_explore is reading, ours to change). */
+ * struct side_opts whose o xp_explore is reading, ours to change); the
+ * caller's after_read (a scenario's inline services) is the new side's. */
 static void keep_models(struct xp_conf *c, const void *ctx)
 {
 	struct side_opts *so = (struct side_opts *)ctx;
 
-	if (so->orig->after_read != NULL) {
+	if (so->orig->after_read != NULL && so->side == 1) {
 		so->orig->after_read(c, so->orig->ctx);
 	}
 	so->o.nmodels = 0;
@@ -762,6 +764,7 @@ static int explore_side(struct xp_diff *d, int s, struct side_opts *so)
 	char *err = NULL;
 
 	so->o = *so->orig;
+	so->side = s;
 	so->o.models = so->kept;
 	so->o.after_read = keep_models;
 	so->o.ctx = so;
