@@ -37,7 +37,7 @@
 #include <string.h>
 
 #define PEND 16		 /* lines remembered at once (moved lines) */
-#define MAX_STATES 2000000 /* pairs of states searched, at most */
+#define MAX_STATES 1000000 /* pairs of states searched, at most */
 
 static const char *const side_name[2] = { "before", "after" };
 
