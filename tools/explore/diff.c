@@ -881,12 +881,12 @@ static void human_terms(struct pwrap_buf *b, const struct xp_diff *d, int k,
 {
 	const struct xp_cmp *c = &d->cmp[k];
 	const char *side = side_name[gained];
-	size_t n = 0, i;
+	size_t n = 0;
 
-	for (i = 0; i < c->nch; i++) {
+	for (size_t i = 0; i < c->nch; i++) {
 		n += success_change(&c->ch[i], gained) && c->ch[i].term != NULL;
 	}
-	for (i = 0; i < c->nch && n > 0; i++) {
+	for (size_t shown = 0, i = 0; i < c->nch && n > 0; i++) {
 		const struct xp_term *t = c->ch[i].term;
 
 		if (!success_change(&c->ch[i], gained) || t == NULL) {
@@ -896,7 +896,7 @@ static void human_terms(struct pwrap_buf *b, const struct xp_diff *d, int k,
 			pwrap_buf_fmt(b, ", where %s always succeeds", side);
 			continue;
 		}
-		pwrap_buf_fmt(b, n == 1 ? ", when (%s) " : b->p[b->len - 1] != '\n'
+		pwrap_buf_fmt(b, n == 1 ? ", when (%s) " : shown++ == 0
 			      ? ", when (%s)\n        " : "     or ", side);
 		xp_term_text(b, &d->r[gained][k].g, t);
 		pwrap_buf_str(b, n > 1 ? "\n" : "");
