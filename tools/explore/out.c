@@ -83,8 +83,8 @@ static void lit_text(struct pwrap_buf *b, const struct xp_graph *g,
 	}
 }
 
-static void term_text(struct pwrap_buf *b, const struct xp_graph *g,
-		      const struct xp_term *t)
+void xp_term_text(struct pwrap_buf *b, const struct xp_graph *g,
+		  const struct xp_term *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		if (i > 0)
@@ -162,7 +162,7 @@ static void human(FILE *f, const struct xp_report *r)
 			for (size_t k = 0; k < c->n; k++) {
 				pwrap_buf_str(&b, c->n == 1 ? " " : k == 0 ? "\n      "
 							      : "\n   or ");
-				term_text(&b, g, &c->t[k]);
+				xp_term_text(&b, g, &c->t[k]);
 			}
 			if (c->more.m > 0) {
 				pwrap_buf_str(&b, "\n   or ... (");
@@ -249,11 +249,13 @@ static void json_call(struct pwrap_buf *b, const struct xp_graph *g, int pos,
 #define SPILL (1u << 20)
 
 /* Writes out what b holds once it is large (json and dot are written as
- * they are made, so that a long stack's do not sit in memory whole). */
+ * they are made, so that a long stack's do not sit in memory whole); f
+ * NULL: b keeps it all. */
 static void spill(FILE *f, struct pwrap_buf *b)
 {
-	if (b->len < SPILL || b->failed)
+	if (f == NULL || b->len < SPILL || b->failed) {
 		return;
+	}
 	fputs(b->p, f);
 	b->len = 0;
 	b->p[0] = '\0';
@@ -269,6 +271,12 @@ static void json_path(FILE *out, struct pwrap_buf *b,
 		json_call(b, g, p->c[i].pos, XP_BIT(p->c[i].code), true);
 	}
 	pwrap_buf_fmt(b, "], \"result\": \"%s\"}", xp_code_name(p->result));
+}
+
+void xp_json_path(struct pwrap_buf *b, const struct xp_graph *g,
+		  const struct xp_path *p)
+{
+	json_path(NULL, b, g, p);
 }
 
 /* Findings (accepted ones with what accepted them). */
