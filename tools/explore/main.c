@@ -497,10 +497,15 @@ int explore_main(int argc, char **argv)
 	struct pwrap_paths paths = { 0 };
 	char *sysmod = NULL, *top = NULL;
 	int status = EXIT_USAGE;
-	pid_t pid = 0;
+	pid_t pid = 0, outer;
 
 	parse(argc, argv, &cmd);
 	check_args(&cmd);
+	/* the process that forks the replaying child (the re-executed one
+	 * keeps the pid): the child compares its parent with it, not with
+	 * its first getppid(), which is already the reaper if we were
+	 * killed before the child got that far */
+	outer = getpid();
 	if (pwrap_locate(cmd.lib, cmd.moddir, &paths) != 0 && !cmd.o.no_replay) {
 		goto out;
 	}
@@ -522,7 +527,7 @@ int explore_main(int argc, char **argv)
 	/* the replaying child stops when its parent is gone (killed): our
 	 * caller then has no one to remove the directory, so we do */
 	if (!cmd.o.no_replay) {
-		parent = getppid();
+		parent = outer;
 		cmd.o.stop = orphaned;
 	}
 	status = cmd.diff != NULL ? run_diff(&cmd) : run(&cmd);
