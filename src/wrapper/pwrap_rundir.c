@@ -496,12 +496,17 @@ static int make_new(void)
 	char *resolved = NULL;
 	char why[2048] = "";
 	char untrusted[1024] = "";
+	char tmpnote[512];
 	size_t n, i;
 	int rc = -1;
 
 	rd.keep = keep != NULL && keep[0] == '1';
 	prefix = rd.keep ? PWRAP_KEPT_PREFIX : PWRAP_PREFIX;
-	n = pwrap_bases(bases, &resolved);
+	n = pwrap_bases(bases, &resolved, PWRAP_BASES_TOKEN, tmpnote,
+			sizeof(tmpnote));
+	if (tmpnote[0] != '\0') {
+		PWRAP_LOG(PWRAP_LOG_DEBUG, "%s", tmpnote);
+	}
 	for (i = 0; i < n; i++) {
 		const struct pwrap_base *b = &bases[i];
 		char bad[256];
@@ -552,10 +557,8 @@ static int make_new(void)
 			  rd.keep ? " (kept: PAM_WRAPPER_KEEP_DIR=1)" : "");
 		if (untrusted[0] != '\0' && !said) {
 			said = true;
-			PWRAP_LOG(PWRAP_LOG_NOTICE, "not using %s: only a "
-				  "directory owned by this process's user or "
-				  "root, and writable by nobody else unless "
-				  "sticky, is trusted; runtime directory in %s",
+			PWRAP_LOG(PWRAP_LOG_NOTICE, "not using %s: only "
+				  PWRAP_BASE_RULE "; runtime directory in %s",
 				  untrusted, b->path);
 		}
 		if (!rd.swept) {

@@ -24,6 +24,8 @@
  *   endstatus    at pam_end() setenv("LPT_END_STATUS", <status>) in the process
  *   getuser      pam_get_user() (libpam prompts for a user not yet known)
  *   sleep=N      sleep N seconds (a transaction that takes a while)
+ *   waitfor=PATH wait until PATH exists (a test acts between two
+ *                transactions; no time limit: the test's own bounds it)
  *   pidfile=PATH write "<pid>\n" of the process running PAM to PATH (through
  *                PATH.tmp and rename, so a reader sees all of it or nothing)
  *   ret=N        return N (default PAM_SUCCESS) once everything else passed
@@ -319,6 +321,10 @@ static int lpt_run(pam_handle_t *pamh, const char *fn, int flags,
 			sleep((unsigned int)strtoul(a + 6, NULL, 10));
 		} else if (strncmp(a, "pidfile=", 8) == 0) {
 			rv = lpt_pidfile(a + 8);
+		} else if (strncmp(a, "waitfor=", 8) == 0) {
+			while (access(a + 8, F_OK) != 0) {
+				usleep(10000);
+			}
 		} else if (strncmp(a, "ret=", 4) == 0) {
 			ret = (int)strtol(a + 4, NULL, 10);
 		}

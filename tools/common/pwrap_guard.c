@@ -249,22 +249,23 @@ int pwrap_guard_wait(pid_t pid)
 	return WEXITSTATUS(status);
 }
 
-pid_t pwrap_guard_run(const char *prefix, bool keep, char **top, int *status,
-		      int (*before_fork)(const char *top))
+pid_t pwrap_guard_run(const char *prefix, bool keep, struct pwrap_tmp **top,
+		      int *status, int (*before_fork)(const char *top))
 {
 	pid_t pid;
 
 	pwrap_guard_start();
-	if (!keep && (*top = pwrap_mkdtemp(prefix)) == NULL)
+	if (!keep && (*top = pwrap_tmp_make(prefix)) == NULL)
 		return -1;
-	if (before_fork != NULL && before_fork(*top) != 0)
+	if (before_fork != NULL &&
+	    before_fork(*top != NULL ? (*top)->path : NULL) != 0)
 		return -1;
 	pid = pwrap_guard_fork();
 	if (pid > 0) {
 		*status = pwrap_guard_wait(pid);
 	} else if (pid == 0 && *top != NULL) {
 		pwrap_set_tmpbase(*top);
-		pwrap_runtime_below(*top);
+		pwrap_runtime_below((*top)->path);
 	}
 	return pid;
 }
@@ -272,16 +273,17 @@ pid_t pwrap_guard_run(const char *prefix, bool keep, char **top, int *status,
 pid_t pwrap_guard_wrapped(const char *mark, const char *lib,
 			  const char *preload, char **argv, const char *prefix,
 			  bool keep, int (*before_fork)(const char *top),
-			  char **top, int *status)
+			  struct pwrap_tmp **top, int *status)
 {
 	if (pwrap_reexec_wrapped(mark, lib, preload, argv) < 0)
 		return -1;
 	return pwrap_guard_run(prefix, keep, top, status, before_fork);
 }
 
-void pwrap_guard_finish(pid_t pid, char *top)
+void pwrap_guard_finish(pid_t pid, struct pwrap_tmp *top)
 {
-	if (top != NULL && pid != 0 && pwrap_rmtree(top) != 0)
-		warnx("could not remove %s", top);
-	free(top);
+	if (pid != 0)
+		(void)pwrap_tmp_remove(top);
+	else
+		pwrap_tmp_keep(top);
 }

@@ -328,7 +328,8 @@ int explore_main(int argc, char **argv)
 {
 	struct cmd cmd = { .o = { .type = XP_ALL_TYPES }, .fmt = XP_HUMAN };
 	struct pwrap_paths paths = { 0 };
-	char *sysmod = NULL, *top = NULL;
+	char *sysmod = NULL;
+	struct pwrap_tmp *top = NULL;
 	int status = EXIT_USAGE;
 	pid_t pid = 0;
 

@@ -53,9 +53,11 @@ static char *nss_dir;	/* (owned) */
  */
 static int nss_setup(const char *top)
 {
-	char *d = top != NULL ? strdup(top) : pwrap_mkdtemp("pamtest-nss");
+	struct pwrap_tmp *t = top == NULL ? pwrap_tmp_make("pamtest-nss") : NULL;
+	char *d = top != NULL ? strdup(top) : t != NULL ? strdup(t->path) : NULL;
 	char *pw = NULL, *gr = NULL;
 
+	pwrap_tmp_keep(t);	/* --keep: kept, as the scenarios' */
 	if (d == NULL || dlsym(RTLD_DEFAULT, "nss_wrapper_enabled") == NULL ||
 	    pwrap_nss_files(d, NULL, 0, NULL, 0, &pw, &gr) != 0 ||
 	    setenv("NSS_WRAPPER_PASSWD", pw, 1) != 0 ||
@@ -136,7 +138,8 @@ int main(int argc, char **argv)
 	struct scenario *scs = NULL;
 	struct file_results *frs = NULL;
 	const char *output = NULL, *lib = NULL, *moddir = NULL;
-	char *top = NULL, *nsslib = NULL, *preload = NULL;
+	struct pwrap_tmp *top = NULL;
+	char *nsslib = NULL, *preload = NULL;
 	int any_system = 0;
 	int check = 0, keep = 0, bad = 0, setup_failed = 0, status = EXIT_USAGE;
 	int nfiles, c;
