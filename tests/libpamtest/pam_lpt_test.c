@@ -14,6 +14,8 @@
  *   ifnull=N     return N when a call succeeds without a response array
  *   ifnullentry=N  return N when a call succeeds with a NULL answer to a
  *                prompt (both checked before the answers are compared)
+ *   logans       log every answer with pam_syslog ("answer: ANSWER", at
+ *                LOG_ERR): a careless module, for the masking tests
  *   info=TEXT    PAM_TEXT_INFO message; each "%u" in TEXT becomes PAM_USER
  *                (empty when unset), as in Linux-PAM's pam_echo
  *   err=TEXT     PAM_ERROR_MSG message, "%u" likewise
@@ -38,9 +40,11 @@
  * pam_exec, so that the tests using them run on OpenPAM too.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <security/pam_appl.h>
@@ -57,12 +61,14 @@ struct lpt_batch {
 	int n;
 	int ifnull;      /* returned for a NULL response array; 0: PAM_AUTH_ERR */
 	int ifnullentry; /* returned for a NULL answer; 0: PAM_AUTH_ERR */
+	int logans;      /* log every answer */
 };
 
 static void lpt_batch_clear(struct lpt_batch *b)
 {
 	int ifnull = b->ifnull;
 	int ifnullentry = b->ifnullentry;
+	int logans = b->logans;
 
 	for (int i = 0; i < b->n; i++) {
 		free(b->text[i]);
@@ -70,6 +76,7 @@ static void lpt_batch_clear(struct lpt_batch *b)
 	memset(b, 0, sizeof(*b));
 	b->ifnull = ifnull;
 	b->ifnullentry = ifnullentry;
+	b->logans = logans;
 }
 
 /* Whether s is the n characters "abcd...zabc...". */
@@ -84,6 +91,22 @@ static int lpt_is_long(const char *s, long n)
 		}
 	}
 	return 1;
+}
+
+/* pam_syslog(pamh, LOG_ERR, "answer: %s", answer): found at run time, since
+ * OpenPAM's libpam has none (the wrapper has it there too); else syslog. */
+static void lpt_log_answer(pam_handle_t *pamh, const char *answer)
+{
+	typedef void logfn(const pam_handle_t *, int, const char *, ...);
+	void *sym = dlsym(RTLD_DEFAULT, "pam_syslog");
+	logfn *f;
+
+	if (sym == NULL) {
+		syslog(LOG_ERR, "answer: %s", answer);
+		return;
+	}
+	memcpy(&f, &sym, sizeof(f));
+	f(pamh, LOG_ERR, "answer: %s", answer);
 }
 
 /* Send the queued messages in one call and check the answers. */
@@ -112,6 +135,10 @@ static int lpt_flush(pam_handle_t *pamh, struct lpt_batch *b)
 	for (int i = 0; i < b->n; i++) {
 		const char *got = resp != NULL ? resp[i].resp : NULL;
 		int prompt = b->expect[i] != NULL || b->expect_len[i] >= 0;
+
+		if (prompt && got != NULL && b->logans) {
+			lpt_log_answer(pamh, got);
+		}
 
 		if (prompt && resp == NULL && b->ifnull != 0) {
 			rv = b->ifnull;
@@ -281,6 +308,8 @@ static int lpt_run(pam_handle_t *pamh, const char *fn, int flags,
 			b.ifnull = (int)strtol(argv[i] + 7, NULL, 10);
 		} else if (strncmp(argv[i], "ifnullentry=", 12) == 0) {
 			b.ifnullentry = (int)strtol(argv[i] + 12, NULL, 10);
+		} else if (strcmp(argv[i], "logans") == 0) {
+			b.logans = 1;
 		}
 	}
 	for (int i = 0; i < argc && rv == PAM_SUCCESS; i++) {
