@@ -16,6 +16,9 @@
  *                prompt (both checked before the answers are compared)
  *   logans       log every answer with pam_syslog ("answer: ANSWER", at
  *                LOG_ERR): a careless module, for the masking tests
+ *   style=N      a message of style N ("lpt style"; a binary or radio
+ *                prompt, or one no PAM knows) answered like a prompt:
+ *                any answer will do, ifnullentry= sees a NULL one
  *   info=TEXT    PAM_TEXT_INFO message; each "%u" in TEXT becomes PAM_USER
  *                (empty when unset), as in Linux-PAM's pam_echo
  *   err=TEXT     PAM_ERROR_MSG message, "%u" likewise
@@ -58,6 +61,7 @@ struct lpt_batch {
 	char *text[LPT_MAX_MSGS];
 	const char *expect[LPT_MAX_MSGS]; /* answer expected for prompts; argv-owned */
 	long expect_len[LPT_MAX_MSGS];    /* offlen=N prompts: N; else -1 */
+	int any[LPT_MAX_MSGS];            /* style=N: any answer will do */
 	int n;
 	int ifnull;      /* returned for a NULL response array; 0: PAM_AUTH_ERR */
 	int ifnullentry; /* returned for a NULL answer; 0: PAM_AUTH_ERR */
@@ -134,7 +138,8 @@ static int lpt_flush(pam_handle_t *pamh, struct lpt_batch *b)
 	}
 	for (int i = 0; i < b->n; i++) {
 		const char *got = resp != NULL ? resp[i].resp : NULL;
-		int prompt = b->expect[i] != NULL || b->expect_len[i] >= 0;
+		int prompt = b->expect[i] != NULL || b->expect_len[i] >= 0 ||
+			     b->any[i];
 
 		if (prompt && got != NULL && b->logans) {
 			lpt_log_answer(pamh, got);
@@ -186,6 +191,10 @@ static int lpt_queue(pam_handle_t *pamh, struct lpt_batch *b, int batch,
 	b->text[b->n] = text;
 	b->expect[b->n] = expect;
 	b->expect_len[b->n] = expect_len;
+	b->any[b->n] = expect == NULL && expect_len == -2;
+	if (b->any[b->n]) {
+		b->expect_len[b->n] = -1;
+	}
 	b->n++;
 	return batch ? PAM_SUCCESS : lpt_flush(pamh, b);
 }
@@ -325,6 +334,9 @@ static int lpt_run(pam_handle_t *pamh, const char *fn, int flags,
 		} else if (strncmp(a, "on=", 3) == 0) {
 			rv = lpt_queue(pamh, &b, batch, PAM_PROMPT_ECHO_ON,
 				       strdup("on: "), a + 3, -1);
+		} else if (strncmp(a, "style=", 6) == 0) {
+			rv = lpt_queue(pamh, &b, batch, (int)strtol(a + 6, NULL, 10),
+				       strdup("lpt style"), NULL, -2);
 		} else if (strncmp(a, "info=", 5) == 0) {
 			rv = lpt_queue(pamh, &b, batch, PAM_TEXT_INFO,
 				       lpt_expand(pamh, a + 5), NULL, -1);
