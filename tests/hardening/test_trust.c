@@ -89,7 +89,7 @@ static void check_tmpdir(struct trust_ctx *c, bool trusted, const char *why)
 	assert_int_equal(trust_pause_finish(&p), 0);
 	assert_non_null(strstr(p.out, "txn: 0\n"));
 	assert_null(strstr(p.out, "PWRAP_ERROR"));
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(dir);
 	free(p.out);
 }
@@ -144,7 +144,7 @@ static void test_tmpdir_symlink(void **state)
 	assert_int_equal(trust_run(env, "alice", steps, &out), 0);
 	dir = trust_nth_dir(out, 0);
 	assert_true(trust_under(dir, real));
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(dir);
 	free(out);
 	tu_env_free(env);
@@ -206,7 +206,7 @@ static void swap_between(struct trust_ctx *c, bool whole)
 	 * removed its new directory */
 	tu_rmtree(whole ? moved : top);
 	tu_rmtree(victim);
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(moved);
 	free(victim);
 	free(top);
@@ -270,11 +270,11 @@ static void test_daemon_leaves_nothing(void **state)
 	int fd;
 	pid_t pid = tu_spawn(argv, c->f.env, &fd, NULL, -1, TU_SPAWN_MERGE);
 
-	assert_int_equal(tu_wait_bounded(pid, 30), 0);
+	assert_int_equal(tu_wait_bounded(pid, TU_HANG_SECONDS), 0);
 	/* the daemon's end: it held the pipe */
 	out = tu_slurp(fd, NULL);
 	assert_non_null(strstr(out, "txn: 0\n"));
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(out);
 	free(argv);
 }
@@ -307,7 +307,7 @@ static void test_daemon_then_drop(void **state)
 
 		trust_pause_start(&p, c->f.env, cases[i]);
 		/* daemon(3)'s parent is gone: the daemon alone holds it */
-		assert_int_equal(tu_wait_bounded(p.pid, 30), 0);
+		assert_int_equal(tu_wait_bounded(p.pid, TU_HANG_SECONDS), 0);
 		assert_int_equal(write(p.gate, "x", 1), 1);
 		close(p.gate);
 		/* the daemon's end: it held the pipe */
@@ -320,7 +320,7 @@ static void test_daemon_then_drop(void **state)
 		fclose(p.o);
 		assert_int_equal(trust_count(p.out, "txn: 0\n"), (int)i + 1);
 		assert_null(strstr(p.out, "PWRAP_ERROR"));
-		if (tu_wait_empty(c->f.tmp, 10) != 0) {
+		if (tu_wait_empty(c->f.tmp, TU_HANG_SECONDS) != 0) {
 			fail_msg("case %zu: a directory is left in %s; the "
 				 "daemon said:\n%s", i, c->f.tmp, p.out);
 		}
@@ -358,7 +358,7 @@ static void test_child_drop_leaves_nothing(void **state)
 		d0 = trust_nth_dir(out, 0);
 		d1 = trust_nth_dir(out, 1);
 		assert_string_equal(d0, d1);
-		if (tu_wait_empty(c->f.tmp, 10) != 0) {
+		if (tu_wait_empty(c->f.tmp, TU_HANG_SECONDS) != 0) {
 			fail_msg("case %zu: a directory is left in %s:\n%s",
 				 i, c->f.tmp, out);
 		}
@@ -408,7 +408,7 @@ static void test_not_enabled_said(void **state)
 	(void)trust_run(c->f.env, "alice", twice, &out);
 	assert_int_equal(trust_count(out, what), 0);
 	free(out);
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 }
 
 /* Root makes its runtime directory, then drops to nobody for good, or
@@ -441,7 +441,7 @@ static void test_uid_drop(void **state)
 	free(d0);
 	d0 = trust_nth_dir(out, 2);
 	assert_string_equal(d0, d1);
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(d0);
 	free(d1);
 	free(out);
@@ -449,7 +449,7 @@ static void test_uid_drop(void **state)
 	assert_int_equal(trust_run(c->f.env, "alice", temporary, &out), 0);
 	assert_int_equal(trust_count(out, "txn: 0\n"), 3);
 	assert_null(strstr(out, "PWRAP_ERROR"));
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(out);
 }
 
@@ -495,7 +495,7 @@ static void test_uid_back_to_root(void **state)
 			 top, (unsigned long)st.st_uid,
 			 planted ? "could" : "could not", SERVICE, p.out);
 	}
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(top);
 	free(p.out);
 
@@ -511,7 +511,7 @@ static void test_uid_back_to_root(void **state)
 			 "password gave:\n%s", planted ? "could" : "could not",
 			 SERVICE, top, p.out);
 	}
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(top);
 	free(p.out);
 }
@@ -535,6 +535,6 @@ int main(void)
 		T(test_uid_back_to_root),
 	};
 
-	tu_alarm(280, "test_trust: a test hangs");
+	tu_alarm(TU_SUITE_HANG_SECONDS, "test_trust: a test hangs");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

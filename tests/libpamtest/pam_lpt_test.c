@@ -29,8 +29,8 @@
  *   endstatus    at pam_end() setenv("LPT_END_STATUS", <status>) in the process
  *   getuser      pam_get_user() (libpam prompts for a user not yet known)
  *   sleep=N      sleep N seconds (a transaction that takes a while)
- *   waitfor=PATH wait until PATH exists (a test acts between two
- *                transactions; no time limit: the test's own bounds it)
+ *   waitfor=PATH wait until PATH exists (a test acts meanwhile), at most
+ *                600 s (only a hang takes that long), then go on
  *   pidfile=PATH write "<pid>\n" of the process running PAM to PATH (through
  *                PATH.tmp and rename, so a reader sees all of it or nothing)
  *   ret=N        return N (default PAM_SUCCESS) once everything else passed
@@ -363,7 +363,8 @@ static int lpt_run(pam_handle_t *pamh, const char *fn, int flags,
 		} else if (strncmp(a, "pidfile=", 8) == 0) {
 			rv = lpt_pidfile(a + 8);
 		} else if (strncmp(a, "waitfor=", 8) == 0) {
-			while (access(a + 8, F_OK) != 0) {
+			for (long n = 0; n < 60000 && access(a + 8, F_OK) != 0;
+			     n++) {
 				usleep(10000);
 			}
 		} else if (strncmp(a, "ret=", 4) == 0) {

@@ -21,7 +21,7 @@
 #include "table.h"
 #include "testutil.h"
 
-#define TB_TIMEOUT 5.0
+#define TB_TIMEOUT TU_HANG_SECONDS
 
 /* ---- strings ------------------------------------------------------------ */
 

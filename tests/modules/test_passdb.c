@@ -630,17 +630,17 @@ static void lookup_read_edges(void **state)
 
 /* ---- what is refused ------------------------------------------------- */
 
-/* Refused at once (within a second), with PAM_AUTHINFO_UNAVAIL and one
+/* Refused without blocking (tu_alarm ends a blocked open), with
+ * PAM_AUTHINFO_UNAVAIL and one
  * message naming PATH, for a lookup and for a password change. */
 static void check_refused(const char *path, const char *reason)
 {
 	struct pm_found f = PM_FOUND_INIT;
 	char want[PATH_MAX + 128];
-	double t0 = tu_now();
 
 	snprintf(want, sizeof(want), "%s: %s", path, reason);
 	log_clear();
-	tu_alarm(10, BLOCKED_MSG);
+	tu_alarm(TU_HANG_SECONDS, BLOCKED_MSG);
 	assert_int_equal(pm_passdb_lookup(NULL, path, "alice", &f),
 			 PAM_AUTHINFO_UNAVAIL);
 	assert_false(f.found);
@@ -651,7 +651,6 @@ static void check_refused(const char *path, const char *reason)
 	assert_one_log(want);
 	alarm(0);
 	log_clear();
-	assert_true(tu_now() - t0 < 1.0);
 }
 
 /* A FIFO: open() must not wait for a writer, nor reading for data. */
@@ -668,10 +667,9 @@ static void refuse_fifo(void **state)
 static void check_empty(const char *path, const char *log)
 {
 	struct pm_found f = PM_FOUND_INIT;
-	double t0 = tu_now();
 
 	log_clear();
-	tu_alarm(10, BLOCKED_MSG);
+	tu_alarm(TU_HANG_SECONDS, BLOCKED_MSG);
 	assert_int_equal(pm_passdb_lookup(NULL, path, "alice", &f),
 			 PAM_SUCCESS);
 	assert_false(f.found);
@@ -685,7 +683,6 @@ static void check_empty(const char *path, const char *log)
 			 PAM_USER_UNKNOWN);
 	alarm(0);
 	log_clear();
-	assert_true(tu_now() - t0 < 1.0);
 }
 
 /* Devices: /dev/zero never ends (refused); /dev/null and a directory read
@@ -853,7 +850,7 @@ static void inplace_rewrite(void **state)
 		free(b.d);
 		_exit(bad ? 1 : 0);
 	}
-	st = tu_wait_bounded(worker, 60.0);
+	st = tu_wait_bounded(worker, TU_HANG_SECONDS);
 	tu_kill_wait(writer);
 	free(a.d);
 	free(b.d);
@@ -926,7 +923,7 @@ static int fork_worker(const char *path)
 
 			_exit(ok ? 0 : 1);
 		}
-		switch (tu_wait_bounded(pid, 10.0)) {
+		switch (tu_wait_bounded(pid, TU_HANG_SECONDS)) {
 		case 0:
 			break;
 		case 1:
@@ -983,7 +980,7 @@ static void fork_first_lookups(void **state)
 			      (char *)NULL);
 			_exit(127);
 		}
-		rc = tu_wait_bounded(pid, 60.0);
+		rc = tu_wait_bounded(pid, TU_HANG_SECONDS);
 		if (rc != 0) {
 			fail_msg("round %d: worker says %d (1: a lookup "
 				 "failed, 2: a forked child hung or died, -1: "

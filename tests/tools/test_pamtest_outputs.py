@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from tools_helpers import PAMTEST, write_file
+from tools_helpers import HANG, PAMTEST, write_file
 
 PASSING = """\
 service svc
@@ -22,8 +22,6 @@ run authenticate
     prompt "Password: " answer "secret"
 """
 FORMATS = ["human", "tap", "junit"]
-# Far above any honest time: only a hang reaches it.
-HANG = 600
 
 
 def pamtest(tenv, argv, **popen):

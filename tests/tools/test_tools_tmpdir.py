@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from tools_helpers import APP, LAUNCHER, PAMTEST, write_file
+from tools_helpers import APP, HANG, LAUNCHER, PAMTEST, write_file
 
 SH = "/bin/sh"
 LIBDIR = os.path.dirname(os.environ.get("PWRAP_LIB", ""))
@@ -29,9 +29,6 @@ ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(
     not ROOT, reason="the attacker is another local user (nobody): acting as "
     "root and as nobody needs root")
-# Far above any honest time: only a hang reaches it (no test here depends
-# on how fast the machine is).
-HANG = 600
 
 
 def nobody_ids():
