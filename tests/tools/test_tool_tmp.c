@@ -237,6 +237,47 @@ static void test_replaced_by_link_left_alone(void **state)
 	check_replaced(*state, true);
 }
 
+/* Descriptors a module closed, another file on their numbers (pamtest's
+ * scenarios run modules in its process): a directory inside one of ours is
+ * still made inside it, removals still go through the right directories,
+ * and no descriptor that is no longer ours is closed. */
+static void test_closed_descriptors(void **state)
+{
+	const char *dir = *state;
+	struct pwrap_tmp *top, *in;
+	struct stat st, now;
+	int other, nums[2];
+
+	setenv("TMPDIR", dir, 1);
+	top = pwrap_tmp_make("top");
+	assert_non_null(top);
+	/* top's own and its base's descriptors now name another directory */
+	other = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(other >= 0);
+	assert_int_equal(dup2(other, top->fd), top->fd);
+	assert_int_equal(dup2(other, top->parent), top->parent);
+	assert_int_equal(fstat(other, &st), 0);
+	nums[0] = top->fd;
+	nums[1] = top->parent;
+	pwrap_set_tmpbase(top);
+	in = pwrap_tmp_make("in");
+	pwrap_set_tmpbase(NULL);
+	assert_non_null(in);
+	assert_true(under(in->path, top->path));
+	assert_int_equal(pwrap_tmp_write(in, "passdb", "x\n", NULL), 0);
+	assert_int_equal(pwrap_tmp_remove(in), 0);
+	assert_int_equal(tu_count_entries(top->path, true), 0);
+	assert_int_equal(pwrap_tmp_remove(top), 0);
+	assert_int_equal(tu_count_entries(dir, true), 0);
+	/* the numbers still name "/": not closed by the removals */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(fstat(nums[i], &now), 0);
+		assert_true(now.st_dev == st.st_dev && now.st_ino == st.st_ino);
+		close(nums[i]);
+	}
+	close(other);
+}
+
 /* n empty files f00000... in the directory d; false when one could not
  * be made (also in a child, where a failed assertion would not tell). */
 static bool fill(const char *d, int n)
@@ -344,6 +385,8 @@ int main(void)
 			test_replaced_by_directory_left_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_replaced_by_link_left_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_closed_descriptors, setup,
+						teardown),
 #ifdef RENAME_EXCHANGE
 		cmocka_unit_test_setup_teardown(
 			test_removal_never_follows_an_exchanged_link, setup,

@@ -61,15 +61,46 @@ static bool held(int fd, dev_t dev, ino_t ino)
 	       st.st_ino == ino;
 }
 
+/*
+ * A descriptor (a duplicate, the caller's to close) of the directory dev/ino
+ * that fd was opened on and that path (len bytes of it) names: fd itself
+ * while it is still that directory, else, if the program closed it (or put
+ * another file on its number), the path opened again, while it leads to
+ * the same directory.  -1 with errno (ESTALE: it does not) else.
+ */
+static int reopen(int fd, const char *path, size_t len, dev_t dev,
+		  ino_t ino)
+{
+	char *copy;
+
+	if (held(fd, dev, ino)) {
+		return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	}
+	copy = strndup(path, len > 0 ? len : 1);
+	if (copy == NULL) {
+		return -1;
+	}
+	fd = open(copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(copy);
+	if (fd >= 0 && !held(fd, dev, ino)) {
+		close(fd);
+		fd = -1;
+		errno = ESTALE;
+	}
+	return fd;
+}
+
+/* Frees t, closing its descriptors only while they are still ours (a
+ * number a module closed and something else got is not ours to close). */
 static void tmp_free(struct pwrap_tmp *t)
 {
 	if (t == NULL) {
 		return;
 	}
-	if (t->fd >= 0) {
+	if (held(t->fd, t->dev, t->ino)) {
 		close(t->fd);
 	}
-	if (t->parent >= 0) {
+	if (held(t->parent, t->pdev, t->pino)) {
 		close(t->parent);
 	}
 	free(t->path);
@@ -136,6 +167,8 @@ fail:
 		/* ours, held: only that empty directory goes */
 		(void)fstat(t->fd, &st);
 		(void)pwrap_rmtree_in(pfd, t->name, &st);
+		close(t->fd);
+		t->fd = -1;
 	}
 	tmp_free(t);
 	errno = err;
@@ -218,14 +251,21 @@ struct pwrap_tmp *pwrap_tmp_make(const char *prefix)
 {
 	struct pwrap_tmp *t;
 	uid_t owner;
+	int fd;
 
 	if (tmpbase == NULL) {
 		return make_trusted(prefix);
 	}
-	/* inside one of ours: it is the base */
-	t = make_in(tmpbase->fd, tmpbase->path, prefix, &owner);
+	/* inside one of ours: it is the base (a module may have closed
+	 * our descriptor of it meanwhile) */
+	fd = reopen(tmpbase->fd, tmpbase->path, strlen(tmpbase->path),
+		    tmpbase->dev, tmpbase->ino);
+	t = fd >= 0 ? make_in(fd, tmpbase->path, prefix, &owner) : NULL;
 	if (t == NULL) {
 		warn("cannot create a private directory in %s", tmpbase->path);
+	}
+	if (fd >= 0) {
+		close(fd);
 	}
 	return t;
 }
@@ -233,34 +273,6 @@ struct pwrap_tmp *pwrap_tmp_make(const char *prefix)
 void pwrap_tmp_keep(struct pwrap_tmp *t)
 {
 	tmp_free(t);
-}
-
-/* The base t was made in, held (a duplicate): the descriptor kept, or, if
- * the program closed it, its path opened again, while it is the same
- * directory; -1 else. */
-static int parent_of(const struct pwrap_tmp *t)
-{
-	char *copy;
-	char *slash;
-	int fd;
-
-	if (held(t->parent, t->pdev, t->pino)) {
-		return fcntl(t->parent, F_DUPFD_CLOEXEC, 0);
-	}
-	copy = strdup(t->path);
-	if (copy == NULL) {
-		return -1;
-	}
-	slash = strrchr(copy, '/');
-	slash[slash == copy ? 1 : 0] = '\0';
-	fd = open(copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(copy);
-	if (fd >= 0 && !held(fd, t->pdev, t->pino)) {
-		close(fd);
-		fd = -1;
-		errno = ESTALE;
-	}
-	return fd;
 }
 
 int pwrap_tmp_remove(struct pwrap_tmp *t)
@@ -284,7 +296,10 @@ int pwrap_tmp_remove(struct pwrap_tmp *t)
 	memset(&made, 0, sizeof(made));
 	made.st_dev = t->dev;
 	made.st_ino = t->ino;
-	parent = parent_of(t);
+	/* the base: what precedes the last '/' of the path ("/" for a
+	 * directory right below /) */
+	parent = reopen(t->parent, t->path,
+			(size_t)(t->name - 1 - t->path), t->pdev, t->pino);
 	if (parent < 0 || pwrap_rmtree_in(parent, t->name, &made) != 0) {
 		err = errno;
 		rc = -1;
