@@ -16,9 +16,11 @@
  *   transaction.  The directories above the base are trusted as the
  *   wrapper trusts them (pwrap_base.c says why).
  * - Each is held by descriptor from the moment it is made, with the
- *   descriptor of the base it is in and its device and inode: the files
- *   the tools write go through the descriptor, and right after making it
- *   the path is checked to lead to it.
+ *   descriptor of the base it is in and its device and inode; right after
+ *   making it the path is checked to lead to it.  pwrap_tmp_write() writes
+ *   through the descriptor (pamtest's passdb and service files); what is
+ *   written by path into it (the launcher's, the --system copy) is safe
+ *   there for the reasons above.
  * - Removal never goes by path: the directory is emptied through its own
  *   descriptor (no link followed, pwrap_rmtree_at), and its name is
  *   removed from the base's descriptor only while it still names the
