@@ -298,6 +298,13 @@ PWRAP_HIDDEN uid_t pwrap_rundir_owner(void);
  * else left as it is.  True when PAM_WRAPPER_RUNTIME_DIR needs a new
  * one. */
 PWRAP_HIDDEN bool pwrap_rundir_drop(void);
+/* In the parent of daemon(3), right after its fork (it only calls _exit
+ * then): its holds on the directories go (descriptor and mapping, never
+ * flock(LOCK_UN), which would free the child's too), the directories are
+ * removed if the child let go of them already, and forgotten: whichever
+ * of the two lets go last removes them, whenever the parent's _exit
+ * comes. */
+PWRAP_HIDDEN void pwrap_rundir_parent_leaves(void);
 /* A descriptor of conf/ checked to be the one we made (kept; never close
  * it), or -1 (errno EEXIST: replaced). */
 PWRAP_HIDDEN int pwrap_rundir_conf_fd(void);

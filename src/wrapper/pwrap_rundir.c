@@ -35,7 +35,9 @@
  * holder removes the directory.  A forked child that makes a directory of
  * its own (at its first use of PAM) keeps holding the one it inherited and
  * removes it at exit if nobody else holds it: a program that calls
- * daemon(3) (whose parent ends with _exit) leaves nothing.  Before the
+ * daemon(3) (whose parent ends with _exit) leaves nothing, also when the
+ * parent's _exit comes after the child's end (a busy machine): the parent
+ * lets go of its holds right after daemon's fork (pwrap_prepare.c).  Before the
  * process switches its effective uid away from the owner for good (it
  * could not remove the directory afterwards), the directories it holds,
  * made or inherited, go unless another process holds them (pwrap_uid.c);
@@ -752,6 +754,23 @@ bool pwrap_rundir_drop(void)
 		  "%s before the switch of uid", rd.cur.top);
 	forget_cur();
 	return true;
+}
+
+void pwrap_rundir_parent_leaves(void)
+{
+	if (rd.cur.top != NULL || rd.prev.top != NULL) {
+		PWRAP_LOG(PWRAP_LOG_DEBUG, "daemon(3): %s%s%s left to the child",
+			  rd.cur.top != NULL ? rd.cur.top : "",
+			  rd.cur.top != NULL && rd.prev.top != NULL ? " and " : "",
+			  rd.prev.top != NULL ? rd.prev.top : "");
+	}
+	/* As at any end: let go, then remove what nobody holds.  The child
+	 * does the same at its exit, so whichever of the two lets go last
+	 * removes them (the child may have ended already on a busy
+	 * machine).  (A child of vfork(2) is no daemon's parent.) */
+	held_drop(&rd.prev, !rd.keep);
+	held_drop(&rd.cur, !rd.keep);
+	forget_cur();
 }
 
 uid_t pwrap_rundir_owner(void)

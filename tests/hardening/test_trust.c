@@ -20,6 +20,9 @@
  *   syslog_masked_before_cut  a password across the old 2 KiB cut of a
  *                          module's log line is masked all the same
  *   daemon_leaves_nothing  daemon(3): no directory outlives the processes
+ *   daemon_parent_ends_last  daemon(3) whose parent's _exit comes after the
+ *                          child's end (as on a busy machine): the child's
+ *                          end removes the directories all the same
  *   daemon_then_drop       daemon(3), then a drop from root to nobody: the
  *                          parent's directory does not outlive them (root)
  *   child_drop_leaves_nothing  a forked child drops to nobody and _exits:
@@ -40,7 +43,9 @@
 #include <grp.h>
 #include <security/pam_appl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -277,6 +282,66 @@ static void test_daemon_leaves_nothing(void **state)
 	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(out);
 	free(argv);
+}
+
+/* Whether process pid has ended (a zombie: its parent, stopped, does not
+ * reap it); the answer of /proc (Linux), else of kill(2), which counts a
+ * zombie as there. */
+static bool ended(long pid)
+{
+	char path[64], buf[512];
+	FILE *f;
+	char *p;
+	bool z;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	f = fopen(path, "r");
+	if (f == NULL) {
+		return kill((pid_t)pid, 0) != 0;
+	}
+	p = fgets(buf, sizeof(buf), f) != NULL ? strrchr(buf, ')') : NULL;
+	z = p != NULL && p[1] == ' ' && p[2] == 'Z';
+	fclose(f);
+	return z;
+}
+
+/* daemon(3) whose parent ends only after the child did (a busy machine
+ * does that: the parent's _exit comes late).  The parent stops itself
+ * right after the fork; the child runs a transaction and exits.  Its end
+ * must leave nothing while the parent is still there: the parent let go
+ * of the directories at the fork (before, the child found them held at
+ * its exit and left them; the stopped parent's _exit removes nothing: a
+ * directory left, seen under load as a test_daemon_leaves_nothing that
+ * failed). */
+static void test_daemon_parent_ends_last(void **state)
+{
+	static const char *const steps[] = { "stopparent", "daemon", "pid",
+					     "txn:" PW, NULL };
+	struct trust_ctx *c = *state;
+	char **argv = trust_argv("alice", steps);
+	char line[256];
+	long child = 0;
+	bool txn = false;
+	int fd, left;
+	pid_t parent = tu_spawn(argv, c->f.env, &fd, NULL, -1,
+				TU_SPAWN_MERGE);
+	FILE *out = fdopen(fd, "r");
+
+	assert_non_null(out);
+	while ((child == 0 || !txn) && fgets(line, sizeof(line), out) != NULL) {
+		(void)sscanf(line, "pid: %ld", &child);
+		txn |= strcmp(line, "txn: 0\n") == 0;
+	}
+	assert_true(child > 0 && txn);
+	for (int i = 0; !ended(child) && i < TU_HANG_SECONDS * 100; i++) {
+		usleep(10000);
+	}
+	left = tu_count_entries(c->f.tmp, true);
+	kill(parent, SIGKILL);
+	(void)tu_wait(parent);
+	fclose(out);
+	free(argv);
+	assert_int_equal(left, 0);
 }
 
 /*
@@ -528,6 +593,7 @@ int main(void)
 		T(test_conf_replaced),
 		T(test_syslog_masked_before_cut),
 		T(test_daemon_leaves_nothing),
+		T(test_daemon_parent_ends_last),
 		T(test_daemon_then_drop),
 		T(test_child_drop_leaves_nothing),
 		T(test_not_enabled_said),
