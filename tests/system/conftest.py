@@ -51,13 +51,17 @@ def cwrap_lib(name):
 
 def clean_env(**values):
     """The environment of a tool we start: ours without the wrapper's,
-    nss_wrapper's and uid_wrapper's variables (sanitizer runtimes kept)."""
+    nss_wrapper's and uid_wrapper's variables (sanitizer runtimes kept,
+    and first: before a cwrap library given in LD_PRELOAD, which then also
+    sees libasan and does not dlopen libc with RTLD_DEEPBIND, which ASan
+    refuses)."""
     env = child_env(drop=("PAM_WRAPPER", "PAM_MATRIX", "NSS_WRAPPER",
                           "UID_WRAPPER", "_PYTEST_PAM_WRAPPER"), **values)
     san = ":".join(p for p in os.environ.get("PWRAP_PRELOAD", "").split(":")
                    if p and os.path.basename(p) != "libpam_wrapper.so")
-    if san and "LD_PRELOAD" not in values:
-        env["LD_PRELOAD"] = san
+    if san:
+        given = values.get("LD_PRELOAD")
+        env["LD_PRELOAD"] = san + ":" + given if given else san
     return env
 
 

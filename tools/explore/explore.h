@@ -5,6 +5,7 @@
  * The stages, each a file, each calling only the ones listed after it:
  *   main.c      the command line and xp_explore(), the whole pipeline;
  *   scen.c      the scenario's explore block (pamtest-scenario(5))
+ *   diff.c      what a change does: two explorations compared (--diff)
  *   out.c       human, json, dot and mermaid output
  *   replay.c    the graph checked on libpam: each path a transaction
  *               through libpam_wrapper on the user's own files, the
@@ -366,6 +367,62 @@ void xp_replay_end(struct xp_replayer *rp);
 enum xp_format { XP_HUMAN, XP_JSON, XP_DOT, XP_MERMAID };
 void xp_print(FILE *f, enum xp_format fmt, struct xp_report *const *r,
 	      size_t n, bool all);
+struct pwrap_buf;
+/* A term as human output writes it ("svc:2 pam_unix = success and ..."),
+ * and a path as json ({"calls": [...], "result"}): for diff.c. */
+void xp_term_text(struct pwrap_buf *b, const struct xp_graph *g,
+		  const struct xp_term *t);
+void xp_json_path(struct pwrap_buf *b, const struct xp_graph *g,
+		  const struct xp_path *p);
+
+/* ---- what a change does (diff.c) ------------------------------------------ */
+
+/* A way the result changed: on the combination of outcomes `path` shows
+ * (path[0] the calls before, path[1] after), the result was `before` and is
+ * `after`.  term, when set, is the condition of side `side`'s PAM_SUCCESS
+ * (in its table) some of whose combinations changed so. */
+struct xp_change {
+	int before, after;
+	const struct xp_term *term;
+	int side;
+	struct xp_path path[2];
+};
+
+/* One group compared.  fnew: indices of after's findings that before does
+ * not have (by kind and line), fgone: before's that after does not. */
+struct xp_cmp {
+	enum xp_type type;
+	struct xp_change *ch;
+	size_t nch;
+	size_t *fnew, nfnew, *fgone, nfgone;
+	bool weaker;		/* a combination succeeds that did not */
+	bool same;		/* every combination gives what it gave */
+};
+
+/* Two explorations of one service and how they differ (side 0: before,
+ * side 1: after).  Owns its readings, reports and comparisons. */
+struct xp_diff {
+	const char *dir[2];
+	const char *service;
+	struct xp_conf c[2];
+	struct xp_report r[2][XP_NTYPES];
+	int n[2];		/* groups explored on each side */
+	struct xp_cmp cmp[XP_NTYPES];
+	char *error;		/* why it could not be done (malloc'd) */
+};
+
+/* Explores service in old and in new (each replayed on libpam) and
+ * compares each group.  0, or -1 with d->error.  The caller frees d with
+ * xp_diff_free either way. */
+int xp_diff(struct xp_diff *d, const char *old, const char *new,
+	    const char *service, const struct xp_opts *o);
+void xp_diff_free(struct xp_diff *d);
+/* Both tables, then what changed (human or json). */
+void xp_diff_print(FILE *f, enum xp_format fmt, const struct xp_diff *d,
+		   bool all);
+/* pamtest explore's exit status for d: 2 an error or a disagreement with
+ * libpam, 1 a combination succeeds now that did not, else 0. */
+int xp_diff_status(const struct xp_diff *d);
 
 /* ---- module files (elf.c) -------------------------------------------------- */
 

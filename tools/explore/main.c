@@ -9,7 +9,8 @@
  * the command preloads it and starts again once (not with --no-replay),
  * and the work runs in a guarded child (pwrap_guard.c).  Exit status: 0
  * nothing found, 1 findings, 2 usage, a service that cannot be read, or a
- * replay that could not run or disagreed with the graph.
+ * replay that could not run or disagreed with the graph.  With --diff
+ * (diff.c) two versions are compared: 1 means a new way in.
  */
 #define _GNU_SOURCE
 #include "explore.h"
@@ -119,11 +120,14 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: pamtest explore [-d SERVICE_DIR | --system] SERVICE [options]\n"
+		"       pamtest explore --diff OLD_DIR NEW_DIR SERVICE [options]\n"
 		"The decision table of a PAM stack: every outcome of every module,\n"
 		"checked on the real libpam (see pamtest-explore(1)).\n"
 		"\n"
 		"  -d, --service-dir DIR    read SERVICE from DIR (includes resolve there)\n"
 		"      --system             read SERVICE from /etc/pam.d (never changed)\n"
+		"      --diff OLD_DIR       compare OLD_DIR's SERVICE with NEW_DIR's (either\n"
+		"                           may be --system): exit 1 on a new way in\n"
 		"  -t, --type TYPE          auth, account, password, session or all (default)\n"
 		"      --outcomes LIST      outcomes of every module (success,auth_err,...)\n"
 		"      --model MODULE=LIST  outcomes of one module (or FILE:LINE), present or not\n"
@@ -137,7 +141,8 @@ static void usage(FILE *f)
 		"  -h, --help               this help\n"
 		"\n"
 		"Exit status: 0 no finding, 1 findings (bypass, lockout, dead-line,\n"
-		"ignored), 2 usage error, unreadable service, failed replay.\n");
+		"ignored), 2 usage error, unreadable service, failed replay.  With\n"
+		"--diff: 0 nothing succeeds that did not, 1 something does, 2 errors.\n");
 }
 
 int xp_add_model(struct xp_model **v, size_t *n, const char *arg)
@@ -171,6 +176,9 @@ struct cmd {
 	struct xp_opts o;
 	enum xp_format fmt;
 	const char *dir, *lib, *moddir, *service;
+	const char *diff;	/* --diff: the old directory */
+	char **args;		/* the operands */
+	int nargs;
 	bool keep, system;
 };
 
@@ -179,6 +187,7 @@ static void parse(int argc, char **argv, struct cmd *c)
 	static const struct option lopts[] = {
 		{"service-dir", required_argument, NULL, 'd'},
 		{"system", no_argument, NULL, 'S'},
+		{"diff", required_argument, NULL, 'D'},
 		{"type", required_argument, NULL, 't'},
 		{"outcomes", required_argument, NULL, 'O'},
 		{"model", required_argument, NULL, 'M'},
@@ -205,6 +214,9 @@ static void parse(int argc, char **argv, struct cmd *c)
 			break;
 		case 'S':
 			system = true;
+			break;
+		case 'D':
+			c->diff = optarg;
 			break;
 		case 't':
 			if ((c->o.type = xp_parse_type(optarg)) < XP_ALL_TYPES) {
@@ -265,13 +277,40 @@ static void parse(int argc, char **argv, struct cmd *c)
 			exit(EXIT_USAGE);
 		}
 	}
-	c->service = optind == argc - 2 ? argv[optind + 1] : NULL;
+	c->args = argv + optind + 1;
+	c->nargs = argc - 1 - optind;
+	c->service = c->nargs == 1 ? c->args[0] : NULL;
 	c->system = system;
+}
+
+/* --diff OLD_DIR NEW_DIR SERVICE, NEW_DIR also as -d or --system, either
+ * as --system. */
+static void check_diff(struct cmd *c)
+{
+	if (c->nargs == 2 && c->dir == NULL && !c->system) {
+		c->dir = c->args[0];
+		c->service = c->args[1];
+	}
+	if (c->service == NULL || (c->dir == NULL && !c->system)) {
+		errx(EXIT_USAGE, "expected --diff OLD_DIR NEW_DIR SERVICE (see "
+		     "--help)");
+	}
+	if (strcmp(c->diff, "--system") == 0) {
+		c->diff = "/etc/pam.d";
+	} else if (access(c->diff, X_OK) != 0) {
+		err(EXIT_USAGE, "%s", c->diff);
+	}
+	if (c->fmt != XP_HUMAN && c->fmt != XP_JSON) {
+		errx(EXIT_USAGE, "--diff: the format is human or json");
+	}
 }
 
 /* What the options say together. */
 static void check_args(struct cmd *c)
 {
+	if (c->diff != NULL) {
+		check_diff(c);
+	}
 	if (c->service == NULL) {
 		errx(EXIT_USAGE, "expected one SERVICE (see --help)");
 	}
@@ -284,6 +323,34 @@ static void check_args(struct cmd *c)
 	if (c->system) {
 		c->dir = "/etc/pam.d";
 	}
+}
+
+/* Compares, prints; the exit status. */
+static int run_diff(struct cmd *cmd)
+{
+	struct xp_diff d;
+	int status;
+
+	if (xp_diff(&d, cmd->diff, cmd->dir, cmd->service, &cmd->o) != 0) {
+		warnx("%s", d.error != NULL ? d.error : "out of memory");
+		xp_diff_free(&d);
+		return EXIT_USAGE;
+	}
+	status = xp_diff_status(&d);
+	xp_diff_print(stdout, cmd->fmt, &d, cmd->o.type == XP_ALL_TYPES);
+	for (int s = 0; s < 2 && cmd->fmt != XP_HUMAN; s++) {
+		for (int k = 0; k < d.n[s]; k++) {
+			if (d.r[s][k].disagree != NULL) {
+				warnx("%s: %s", d.dir[s], d.r[s][k].disagree);
+			}
+		}
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		warn("stdout");
+		status = EXIT_USAGE;
+	}
+	xp_diff_free(&d);
+	return status;
 }
 
 /* Explores, prints; the exit status. */
@@ -353,7 +420,7 @@ int explore_main(int argc, char **argv)
 	sysmod = system_module_dir();
 	cmd.o.sysmoddir = sysmod;
 	cmd.o.moddir = paths.moddir;
-	status = run(&cmd);
+	status = cmd.diff != NULL ? run_diff(&cmd) : run(&cmd);
 	if (cmd.keep && getenv("PAM_WRAPPER_RUNTIME_DIR") != NULL) {
 		/* (the variable names its services/) */
 		const char *rt = getenv("PAM_WRAPPER_RUNTIME_DIR");

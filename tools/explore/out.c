@@ -60,8 +60,8 @@ static void lit_text(struct pwrap_buf *b, const struct xp_graph *g,
 	}
 }
 
-static void term_text(struct pwrap_buf *b, const struct xp_graph *g,
-		      const struct xp_term *t)
+void xp_term_text(struct pwrap_buf *b, const struct xp_graph *g,
+		  const struct xp_term *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		if (i > 0)
@@ -110,7 +110,7 @@ static void human(FILE *f, const struct xp_report *r)
 			for (size_t k = 0; k < c->n; k++) {
 				pwrap_buf_str(&b, c->n == 1 ? " " : k == 0 ? "\n      "
 							      : "\n   or ");
-				term_text(&b, g, &c->t[k]);
+				xp_term_text(&b, g, &c->t[k]);
 			}
 			if (c->more > 0)
 				pwrap_buf_fmt(&b, "\n   or ... (%zu more; see -f json "
@@ -188,8 +188,8 @@ static void json_call(struct pwrap_buf *b, const struct xp_graph *g, int pos,
 	pwrap_buf_str(b, "}");
 }
 
-static void json_path(struct pwrap_buf *b, const struct xp_graph *g,
-		      const struct xp_path *p)
+void xp_json_path(struct pwrap_buf *b, const struct xp_graph *g,
+		  const struct xp_path *p)
 {
 	pwrap_buf_str(b, "{\"calls\": [");
 	for (size_t i = 0; i < p->n; i++) {
@@ -251,7 +251,7 @@ static void json(struct pwrap_buf *b, const struct xp_report *r)
 	pwrap_buf_str(b, "],\n \"paths\": [");
 	for (size_t i = 0; i < g->npaths; i++) {
 		pwrap_buf_str(b, i ? ",\n  " : "\n  ");
-		json_path(b, g, &g->paths[i]);
+		xp_json_path(b, g, &g->paths[i]);
 	}
 	pwrap_buf_str(b, "],\n \"findings\": [");
 	for (size_t i = 0; i < r->nf; i++) {
@@ -261,7 +261,7 @@ static void json(struct pwrap_buf *b, const struct xp_report *r)
 		pwrap_buf_str(b, ", \"message\": ");
 		pwrap_buf_json(b, r->f[i].msg);
 		pwrap_buf_str(b, ", \"path\": ");
-		json_path(b, g, &r->f[i].path);
+		xp_json_path(b, g, &r->f[i].path);
 		pwrap_buf_str(b, "}");
 	}
 	pwrap_buf_str(b, "]}");

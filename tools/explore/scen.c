@@ -6,7 +6,11 @@
  * xp_scen hung on a STEP_EXPLORE step, which owns it; running it explores
  * the service in the scenario's service directory (PAM_WRAPPER_SERVICE_DIR
  * as the runner set it), replays it on libpam, and checks each `expect`
- * line: a failed one reports the finding, its line and its path.
+ * line: a failed one reports the finding, its line and its path.  With
+ * `against DIR` the block compares DIR's version of the service with the
+ * scenario's (diff.c): `expect no new success` holds when no combination
+ * of outcomes succeeds that did not, the other expectations are the new
+ * version's.
  */
 #define _GNU_SOURCE
 #include "explore.h"
@@ -14,12 +18,14 @@
 #include "scen.h"
 #include "scenario.h"
 
+#include <errno.h>
+#include <security/pam_appl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum xp_want { WANT_NO_KIND, WANT_NO_FINDINGS, WANT_IFF };
+enum xp_want { WANT_NO_KIND, WANT_NO_FINDINGS, WANT_IFF, WANT_NO_NEW };
 
 struct xp_expect {
 	enum xp_want what;
@@ -31,6 +37,7 @@ struct xp_expect {
 
 struct xp_scen {
 	char *service;		/* NULL: the scenario's first */
+	char *against;		/* the old version's directory, or NULL */
 	struct xp_opts o;
 	struct xp_expect *exps;
 	size_t nexps;
@@ -73,6 +80,20 @@ static int parse_explore(struct scenario *sc, char **w, size_t n,
 		} else if (strcmp(w[i], "service") == 0) {
 			free(x->service);
 			x->service = strdup(w[i + 1]);
+		} else if (strcmp(w[i], "against") == 0) {
+			char *full = NULL;
+
+			if (w[i + 1][0] == '/' || sc->dir == NULL) {
+				full = strdup(w[i + 1]);
+			} else if (asprintf(&full, "%s/%s", sc->dir, w[i + 1]) < 0) {
+				full = NULL;
+			}
+			free(x->against);
+			x->against = full != NULL ? realpath(full, NULL) : NULL;
+			if (x->against == NULL)
+				scenario_perr(file, line, nerr, "explore against %s: %s",
+					      full != NULL ? full : w[i + 1], strerror(errno));
+			free(full);
 		} else if (strcmp(w[i], "type") == 0) {
 			t = xp_parse_type(w[i + 1]);
 			if (t < XP_ALL_TYPES)
@@ -81,8 +102,8 @@ static int parse_explore(struct scenario *sc, char **w, size_t n,
 			else
 				x->o.type = t;
 		} else {
-			scenario_perr(file, line, nerr, "explore: expected `service NAME` "
-			     "or `type TYPE`, not \"%s\"", w[i]);
+			scenario_perr(file, line, nerr, "explore: expected `service NAME`, "
+			     "`type TYPE` or `against DIR`, not \"%s\"", w[i]);
 		}
 	}
 	v = reallocarray(sc->steps, sc->nsteps + 1, sizeof(*v));
@@ -107,6 +128,14 @@ static int parse_expect(struct xp_scen *x, char **w, size_t n,
 
 	if (n == 2 && strcmp(w[0], "no") == 0 && strcmp(w[1], "findings") == 0) {
 		e.what = WANT_NO_FINDINGS;
+	} else if (n == 3 && strcmp(w[0], "no") == 0 && strcmp(w[1], "new") == 0 &&
+		   strcmp(w[2], "success") == 0) {
+		if (x->against == NULL) {
+			scenario_perr(file, line, nerr, "`expect no new success` needs "
+				      "`explore ... against DIR`");
+			return 0;
+		}
+		e.what = WANT_NO_NEW;
 	} else if (n == 2 && strcmp(w[0], "no") == 0) {
 		int k = -1;
 
@@ -141,8 +170,8 @@ static int parse_expect(struct xp_scen *x, char **w, size_t n,
 		}
 	} else {
 		scenario_perr(file, line, nerr, "expect: `no bypass`, `no lockout`, `no "
-		     "dead-line`, `no ignored`, `no findings` or `success iff "
-		     "MODULE [or MODULE]...`");
+		     "dead-line`, `no ignored`, `no findings`, `no new success` or "
+		     "`success iff MODULE [or MODULE]...`");
 		return 0;
 	}
 	v = reallocarray(x->exps, x->nexps + 1, sizeof(*v));
@@ -215,6 +244,7 @@ void xp_scen_free(struct xp_scen *x)
 	free(x->o.must);
 	free(x->exps);
 	free(x->service);
+	free(x->against);
 	free(x);
 }
 
@@ -254,7 +284,8 @@ static void fail(struct fails *f, int line, const char *fmt, ...)
 static void check(struct fails *f, const struct xp_expect *e,
 		  const struct xp_report *r)
 {
-	for (size_t i = 0; i < r->nf && e->what != WANT_IFF; i++) {
+	for (size_t i = 0; i < r->nf && (e->what == WANT_NO_KIND ||
+					 e->what == WANT_NO_FINDINGS); i++) {
 		const struct xp_finding *x = &r->f[i];
 		char *p;
 
@@ -305,6 +336,65 @@ static void alias(struct xp_conf *c, const void *ctx)
 	}
 }
 
+/* `expect no new success`: each group's first combination that succeeds
+ * and did not. */
+static void check_new(struct fails *f, const struct xp_expect *e,
+		      const struct xp_diff *d)
+{
+	for (int k = 0; k < d->n[1]; k++) {
+		const struct xp_cmp *c = &d->cmp[k];
+
+		for (size_t i = 0; i < c->nch && c->weaker; i++) {
+			char *p[2];
+
+			if (c->ch[i].after != PAM_SUCCESS) {
+				continue;
+			}
+			p[0] = xp_path_text(&d->r[0][k].g, &c->ch[i].path[0]);
+			p[1] = xp_path_text(&d->r[1][k].g, &c->ch[i].path[1]);
+			fail(f, e->line, "%s %s: PAM_SUCCESS where it was %s (against "
+			     "%s): %s (before: %s)", d->service,
+			     pwrap_group_name(c->type), xp_code_name(c->ch[i].before),
+			     d->dir[0], p[1] != NULL ? p[1] : "?",
+			     p[0] != NULL ? p[0] : "?");
+			free(p[0]);
+			free(p[1]);
+			break;
+		}
+	}
+}
+
+/* A block with `against DIR`: DIR's version against the scenario's. */
+static void run_diff(struct fails *f, const struct xp_scen *x, int line,
+		     const char *dir, const char *service, const struct xp_opts *o)
+{
+	struct xp_diff d;
+
+	if (xp_diff(&d, x->against, dir, service, o) != 0) {
+		fail(f, line, "explore %s against %s: %s", service, x->against,
+		     d.error != NULL ? d.error : "out of memory");
+	}
+	for (int s = 0; s < 2; s++) {
+		for (int k = 0; k < d.n[s]; k++) {
+			if (d.r[s][k].disagree != NULL) {
+				fail(f, line, "%s %s (%s): %s", service,
+				     pwrap_group_name(d.r[s][k].type), d.dir[s],
+				     d.r[s][k].disagree);
+			}
+		}
+	}
+	for (size_t k = 0; k < x->nexps && d.error == NULL; k++) {
+		if (x->exps[k].what == WANT_NO_NEW) {
+			check_new(f, &x->exps[k], &d);
+			continue;
+		}
+		for (int i = 0; i < d.n[1]; i++) {
+			check(f, &x->exps[k], &d.r[1][i]);
+		}
+	}
+	xp_diff_free(&d);
+}
+
 int xp_scen_run(const struct scenario *sc, const struct step *s,
 		char ***fails, size_t *nfails)
 {
@@ -322,6 +412,11 @@ int xp_scen_run(const struct scenario *sc, const struct step *s,
 	o.sysmoddir = sysmod;
 	o.after_read = alias;
 	o.ctx = sc;
+	if (dir != NULL && x->against != NULL) {
+		run_diff(&f, x, s->line, dir, service, &o);
+		free(sysmod);
+		return f.oom ? -1 : 0;
+	}
 	n = dir != NULL ? xp_explore(dir, service, &o, &c, r, &err) : -1;
 	if (n < 0)
 		fail(&f, s->line, "explore %s: %s", service,

@@ -3,11 +3,13 @@
  * pamtest(1) scenarios: the `explore` block (pamtest-scenario(5)),
  *
  *     explore [service NAME] [type auth|account|password|session|all]
+ *             [against DIR]     (DIR's version compared with this one)
  *         outcomes CODE,...          every module's outcomes
  *         model MODULE=CODE,...      one module's (or FILE:LINE's)
  *         must MODULE                the modules that must decide
  *         expect no bypass | no lockout | no dead-line | no ignored
  *         expect no findings
+ *         expect no new success      (with against: diff.c)
  *         expect success iff MODULE [or MODULE]...
  *
  * parsed here (parse.c hands over the lines) and run with xp_explore() on
