@@ -395,7 +395,8 @@ int explore_main(int argc, char **argv)
 {
 	struct cmd cmd = { .o = { .type = XP_ALL_TYPES }, .fmt = XP_HUMAN };
 	struct pwrap_paths paths = { 0 };
-	char *sysmod = NULL, *top = NULL;
+	char *sysmod = NULL;
+	struct pwrap_tmp *top = NULL;
 	int status = EXIT_USAGE;
 	pid_t pid = 0;
 
@@ -408,8 +409,8 @@ int explore_main(int argc, char **argv)
 	 * in a child, so that whatever signal ends us its directories go */
 	if (!cmd.o.no_replay &&
 	    (pid = pwrap_guard_wrapped(REEXEC_MARK, paths.lib, paths.lib, argv,
-				       "pamtest-explore", cmd.keep, NULL, &top,
-				       &status)) != 0) {
+				       "pamtest-explore", cmd.keep, NULL, NULL,
+				       &top, &status)) != 0) {
 		goto out;
 	}
 	/* --keep: the wrapper keeps this process's runtime directory */
