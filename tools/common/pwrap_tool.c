@@ -263,7 +263,7 @@ out:
 	return rc;
 }
 
-int pwrap_write_file(const char *dir, const char *name, const char *content,
+int pwrap_tool_write_file(const char *dir, const char *name, const char *content,
 		     char **path_out)
 {
 	return write_at(AT_FDCWD, dir, name, content, path_out);

@@ -65,7 +65,7 @@ void pwrap_tmp_keep(struct pwrap_tmp *t);
 /* Make later pwrap_tmp_make() calls create inside dir (not copied; NULL:
  * in the trusted bases again). */
 void pwrap_set_tmpbase(const struct pwrap_tmp *dir);
-/* pwrap_write_file() into t, through its descriptor. */
+/* pwrap_tool_write_file() into t, through its descriptor. */
 int pwrap_tmp_write(const struct pwrap_tmp *t, const char *name,
 		    const char *content, char **path_out);
 
@@ -73,7 +73,7 @@ int pwrap_tmp_write(const struct pwrap_tmp *t, const char *name,
  * Create dir/name with `content` (mode 0644, must not exist yet).  On success
  * *path_out (if not NULL) gets the malloc'd full path.  Returns 0 or -1.
  */
-int pwrap_write_file(const char *dir, const char *name, const char *content,
+int pwrap_tool_write_file(const char *dir, const char *name, const char *content,
 		     char **path_out);
 
 /*

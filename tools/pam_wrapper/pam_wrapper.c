@@ -504,7 +504,7 @@ static int setup_private_dir(struct opts *o, const struct pwrap_paths *paths,
 	passdb_text = make_passdb(o);
 	if (passdb_text == NULL)
 		goto out;
-	if (pwrap_write_file(dir, "passdb", passdb_text, &passdb) != 0)
+	if (pwrap_tool_write_file(dir, "passdb", passdb_text, &passdb) != 0)
 		goto out;
 	if (o->system != NULL) {
 		rc = setup_system(o, paths, dir, passdb);
@@ -529,7 +529,7 @@ static int setup_private_dir(struct opts *o, const struct pwrap_paths *paths,
 		if (svc == NULL)
 			goto out;
 		for (size_t i = 0; i < o->nservices; i++)
-			if (pwrap_write_file(dir, o->services[i], svc, NULL) != 0)
+			if (pwrap_tool_write_file(dir, o->services[i], svc, NULL) != 0)
 				goto out;
 		if (setenv("PAM_WRAPPER_SERVICE_DIR", dir, 1) != 0)
 			goto out;
