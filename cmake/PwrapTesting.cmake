@@ -5,6 +5,12 @@
 #   pwrap_add_test(NAME n COMMAND cmd... [ENVIRONMENT k=v...] [LABELS l...]
 #                  [NOBODY] [TIMEOUT s] [WORKING_DIRECTORY d])
 #
+# TIMEOUT is ctest's hang detector: PWRAP_TEST_TIMEOUT (an hour) unless a
+# test asks for more, never less.  No test may depend on how fast the
+# machine is: a loaded CI machine (ctest -j4 on two busy cores) takes many
+# times longer than an idle one, honestly; inside the tests, waits are
+# bounded by TU_HANG_SECONDS (C) and HANG (pytest), 600 s.
+#
 # NOBODY adds a twin test "n.nobody" run through setpriv as nobody:nogroup when
 # CMake was configured as root, with nobody's USER, LOGNAME and HOME (so its
 # pytest basetemp is $TMPDIR/pytest-of-nobody).  Every test gets:
@@ -74,11 +80,13 @@ endif()
 
 set(PWRAP_TEST_TMPDIR "/tmp")
 
+set(PWRAP_TEST_TIMEOUT 3600)
+
 function(pwrap_add_test)
   cmake_parse_arguments(T "NOBODY" "NAME;TIMEOUT;WORKING_DIRECTORY"
                         "COMMAND;ENVIRONMENT;LABELS" ${ARGN})
-  if(NOT T_TIMEOUT)
-    set(T_TIMEOUT 300)
+  if(NOT T_TIMEOUT OR T_TIMEOUT LESS PWRAP_TEST_TIMEOUT)
+    set(T_TIMEOUT ${PWRAP_TEST_TIMEOUT})
   endif()
   if(NOT T_WORKING_DIRECTORY)
     set(T_WORKING_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}")
@@ -126,7 +134,7 @@ function(pwrap_add_cmocka_test name)
     set(_nb NOBODY)
   endif()
   if(NOT T_TIMEOUT)
-    set(T_TIMEOUT 300)
+    set(T_TIMEOUT ${PWRAP_TEST_TIMEOUT})
   endif()
   pwrap_add_test(NAME ${name} COMMAND $<TARGET_FILE:${name}> ${_nb}
                  TIMEOUT ${T_TIMEOUT}

@@ -17,8 +17,11 @@
  * Buffers are malloc'd with exactly PAM_MAX_MSG_SIZE bytes and filled with
  * a sentinel, so AddressSanitizer reports any write past one, and a model
  * of the documented behaviour (include/libpamtest.h) checks the results:
- * answers handed out in order, a prompt without an answer fails the call
- * with *resp NULL, messages copied cut to PAM_MAX_MSG_SIZE - 1 bytes into
+ * answers handed out in order, a prompt without an answer (and a message
+ * of another style) gets a NULL response in a call that succeeds, as
+ * upstream's conversation gives (the detached conversation of a kept
+ * handle fails it, with *resp NULL), messages copied cut to
+ * PAM_MAX_MSG_SIZE - 1 bytes into
  * the next buffer or dropped when none is left, untouched buffers keep the
  * sentinel.  LeakSanitizer checks that replies are freed on every path.
  *
@@ -204,10 +207,11 @@ char **pam_getenvlist(pam_handle_t *pamh)
 
 /*
  * One conversation call with messages from the input.  `nodata` is a
- * conversation without answers and buffers: the one a kept handle is left
- * with, or a call given NULL conv_data.
+ * conversation without answers and buffers: a call given NULL conv_data,
+ * or (`detached`) the one a kept handle is left with, which fails every
+ * prompt.
  */
-static int conv_round(pam_handle_t *ph, bool nodata)
+static int conv_round(pam_handle_t *ph, bool nodata, bool detached)
 {
 	static const int styles[] = { PAM_PROMPT_ECHO_OFF, PAM_PROMPT_ECHO_ON,
 		PAM_ERROR_MSG, PAM_TEXT_INFO, 0, PAM_RADIO_TYPE,
@@ -274,8 +278,10 @@ static int conv_round(pam_handle_t *ph, bool nodata)
 			struct list *l = off ? &m.l_off : &m.l_on;
 			size_t *idx = off ? &off_idx : &on_idx;
 
-			if (nodata || l->null_array || *idx >= l->n) {
+			if (detached) {
 				pred = P_FAIL;
+			} else if (nodata || l->null_array || *idx >= l->n) {
+				expect[i] = NULL;	/* a NULL answer */
 			} else {
 				expect[i] = (off ? m.off : m.on)[(*idx)++];
 			}
@@ -291,9 +297,9 @@ static int conv_round(pam_handle_t *ph, bool nodata)
 				expect[i] = p->msg ? p->msg : "";
 				info_idx++;
 			}
-		} else {
-			pred = P_ANY;	/* unknown style: not specified */
-		}
+		} else if (detached) {
+			pred = P_FAIL;	/* another style: a NULL answer, or */
+		}			/* detached, a failure */
 	}
 
 	rv = ph->conv.conv(num, ptrs_arg, respp, ph->conv.appdata_ptr);
@@ -302,7 +308,7 @@ static int conv_round(pam_handle_t *ph, bool nodata)
 		die("a failed conversation handed out a reply");
 	}
 	if (rv == PAM_SUCCESS && pred == P_FAIL) {
-		die("a prompt without an answer did not fail");
+		die("the detached conversation did not fail a prompt");
 	}
 	if (rv != PAM_SUCCESS && pred == P_OK) {
 		die("a conversation with every answer it needs failed");
@@ -316,7 +322,11 @@ static int conv_round(pam_handle_t *ph, bool nodata)
 		for (int i = 0; i < num; i++) {
 			int style = ptrs[i]->msg_style;
 
-			if (is_prompt(style)) {
+			if (is_prompt(style) && expect[i] == NULL) {
+				if (resp[i].resp != NULL) {
+					die("an answer where none was left");
+				}
+			} else if (is_prompt(style)) {
 				if (resp[i].resp == NULL ||
 				    strcmp(resp[i].resp, expect[i]) != 0) {
 					die("wrong answer handed out");
@@ -367,7 +377,7 @@ static int op(pam_handle_t *ph)
 	if (ph != live) {
 		die("operation on an unknown handle");
 	}
-	return conv_round(ph, no_conv_data);
+	return conv_round(ph, no_conv_data, false);
 }
 
 /* The six PAM operations: each runs one conversation call. */
@@ -482,7 +492,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		fill_sentinel(m.err, m.l_err.n);
 		fill_sentinel(m.info, m.l_info.n);
-		(void)conv_round(live, true);
+		(void)conv_round(live, true, true);
 		m.uncertain = false;
 		m.l_err.idx = m.l_info.idx = 0;
 		check_bufs_sane(m.err, &m.l_err);

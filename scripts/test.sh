@@ -146,6 +146,18 @@ phase_clang() {
   note "$once_only_note"
   run_ctest "$build-clang" "${once_only[@]}"
 }
+# The normal build's suite again, three times in a row, with ctest -j4 and
+# four CPU hogs beside it: no test may depend on the machine's speed (a CI
+# machine runs other jobs).
+phase_load() {  # build dir
+  built "$1" || not_run "its build ($1) failed"
+  note "the whole suite, ctest -j4 beside four 'yes > /dev/null' on $(nproc) CPUs, 3 runs in a row"
+  local i
+  hogs=()  # (not local: the trap reads it when the phase's subshell ends)
+  for i in 1 2 3 4; do yes > /dev/null & hogs+=($!); done
+  trap 'kill "${hogs[@]}"' EXIT
+  for i in 1 2 3; do PWRAP_CTEST_ARGS="${PWRAP_CTEST_ARGS:-} -j4" run_ctest "$1"; done
+}
 phase_valgrind() {  # build dir
   built "$1" || not_run "its build ($1) failed"
   local rc=0
@@ -207,6 +219,7 @@ if [ -z "${PWRAP_QUICK:-}" ]; then
   run_phase debian13 "Debian 13" phase_debian13
   run_phase asan "ASan+UBSan build" phase_asan
   run_phase clang "clang build" phase_clang
+  run_phase load "normal build under load (ctest -j4 beside 4 CPU hogs, 3 runs)" phase_load "$build"
   run_phase valgrind "valgrind, normal build" phase_valgrind "$build"
   run_phase valgrind-legacy "valgrind, forced-legacy build" phase_valgrind "$build-legacy"
   run_phase packages "Debian packages over Debian's (alone: changes the system's packages)" phase_packages "$build"

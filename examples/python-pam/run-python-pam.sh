@@ -30,7 +30,7 @@ if [ "$(id -u)" = 0 ]; then
 fi
 wrapped() {
   "${as[@]}" env TMPDIR="$dir/tmp" LD_PRELOAD="$lib" PAM_WRAPPER=1 \
-    PAM_WRAPPER_SERVICE_DIR="$dir/services" timeout 60 "$@"
+    PAM_WRAPPER_SERVICE_DIR="$dir/services" timeout 600 "$@"
 }
 
 echo "== service pylogin:"
@@ -44,6 +44,6 @@ if echo wrong | wrapped /usr/bin/python3 "$dir/login.py" pylogin alice; then
   echo "example: a wrong password was accepted" >&2; exit 1
 fi
 echo
-for _ in $(seq 50); do [ -z "$(ls -A "$dir/tmp")" ] && break; sleep 0.1; done
+for _ in $(seq 6000); do [ -z "$(ls -A "$dir/tmp")" ] && break; sleep 0.1; done
 if [ -n "$(ls -A "$dir/tmp")" ]; then echo "example: left in TMPDIR: $(ls -A "$dir/tmp")" >&2; exit 1; fi
 echo "example: done - no root, no /etc/pam.d, nothing left in TMPDIR"

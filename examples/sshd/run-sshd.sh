@@ -61,7 +61,7 @@ sed 's/^/   /' "$dir/services/sshd" | grep -v '^   #'
   PAM_WRAPPER=1 PAM_WRAPPER_SERVICE_DIR="$dir/services" \
   /usr/sbin/sshd -D -e -f "$dir/sshd_config" 2> "$dir/sshd.log" &
 sshd_pid=$!
-for _ in $(seq 100); do
+for _ in $(seq 6000); do
   grep -q "Server listening" "$dir/sshd.log" && break
   kill -0 "$sshd_pid" 2>/dev/null || break
   sleep 0.1
@@ -70,7 +70,7 @@ grep -q "Server listening" "$dir/sshd.log" || { cat "$dir/sshd.log" >&2; exit 1;
 
 login() { # METHOD PASSWORD
   HOME="$dir" EXAMPLE_PASSWORD=$2 SSH_ASKPASS="$dir/askpass" SSH_ASKPASS_REQUIRE=force \
-  timeout 60 ssh -F /dev/null -T -p "$port" \
+  timeout 600 ssh -F /dev/null -T -p "$port" \
     -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
     -o PubkeyAuthentication=no -o IdentityAgent=none -o NumberOfPasswordPrompts=1 \
     -o PreferredAuthentications="$1" \
@@ -89,8 +89,9 @@ kill "$sshd_pid"; wait "$sshd_pid" 2>/dev/null || true; sshd_pid=
 echo; echo "== sshd's log:"; sed 's/^/   /' "$dir/sshd.log"
 # The per-connection process of the last login may still be ending (it has
 # just refused a password): a directory stays live while its lock is held,
-# so wait (at most 10 s) until every lock is free.
-for _ in $(seq 100); do
+# so wait (at most 600 s: only a hang takes that long) until every lock is
+# free.
+for _ in $(seq 6000); do
   busy=
   for l in "$dir"/tmp/pam_wrapper.*/.lock; do
     if [ -e "$l" ] && ! flock -n -x "$l" true 2>/dev/null; then busy=1; fi

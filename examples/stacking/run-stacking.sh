@@ -44,7 +44,7 @@ try() { # SERVICE USER ANSWER [VAR=value for pam_set_items...]
   "${as[@]}" env TMPDIR="$dir/tmp" LD_PRELOAD="$nss:$lib" PAM_WRAPPER=1 \
     PAM_WRAPPER_SERVICE_DIR="$dir/services" \
     NSS_WRAPPER_PASSWD="$dir/passwd" NSS_WRAPPER_GROUP="$dir/group" "$@" \
-    timeout 60 /usr/bin/python3 "$dir/show-items.py" "$service" "$user" "$answer"
+    timeout 600 /usr/bin/python3 "$dir/show-items.py" "$service" "$user" "$answer"
 }
 
 echo "== service stacking-use_first_pass:"
@@ -63,6 +63,6 @@ echo
 echo "-- a user nobody knows"
 try stacking-use_first_pass ghost "" PAM_AUTHTOK=unixpw
 echo
-for _ in $(seq 50); do [ -z "$(ls -A "$dir/tmp")" ] && break; sleep 0.1; done
+for _ in $(seq 6000); do [ -z "$(ls -A "$dir/tmp")" ] && break; sleep 0.1; done
 if [ -n "$(ls -A "$dir/tmp")" ]; then echo "example: left in TMPDIR: $(ls -A "$dir/tmp")" >&2; exit 1; fi
 echo "example: done - pam_unix checked carol's password without root or /etc changes"

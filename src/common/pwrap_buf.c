@@ -3,8 +3,10 @@
  * The growing string of pwrap_buf.h, with its two escapers: JSON strings
  * (the module trace's records, pamtest explore's JSON, which pypamtest
  * parses) and text for a terminal (bytes of a service file or of a module's
- * message must not reach it as escape sequences).
+ * message must not reach it as escape sequences); and the masking of
+ * secrets in log text.
  */
+#define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -164,4 +166,39 @@ void pwrap_buf_text(struct pwrap_buf *b, const char *s)
 			pwrap_buf_fmt(b, "\\x%02x", *p++);
 		}
 	}
+}
+
+size_t pwrap_buf_masked(struct pwrap_buf *b, const char *s, size_t n,
+			size_t upto, const char *const *secrets, size_t nsecrets)
+{
+	size_t i = 0;
+
+	if (upto > n) {
+		upto = n;
+	}
+	while (i < upto) {
+		size_t at = n, len = 0;
+
+		/* the first occurrence of any secret from i on; of those
+		 * there, the longest */
+		for (size_t k = 0; k < nsecrets; k++) {
+			size_t sl = secrets[k] != NULL ? strlen(secrets[k]) : 0;
+			const char *p = sl > 0 && sl <= n - i ?
+					memmem(s + i, n - i, secrets[k], sl) : NULL;
+
+			if (p != NULL && ((size_t)(p - s) < at ||
+			    ((size_t)(p - s) == at && sl > len))) {
+				at = (size_t)(p - s);
+				len = sl;
+			}
+		}
+		if (at >= upto) {
+			pwrap_buf_add(b, s + i, upto - i);
+			return upto;
+		}
+		pwrap_buf_add(b, s + i, at - i);
+		pwrap_buf_str(b, "***");
+		i = at + len;
+	}
+	return i;
 }

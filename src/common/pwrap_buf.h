@@ -39,5 +39,15 @@ void pwrap_buf_json(struct pwrap_buf *b, const char *s);
 /* s for a terminal or a text report: control characters (C0, DEL and
  * C1) and bytes that are not valid UTF-8 as \xNN, the rest as it is. */
 void pwrap_buf_text(struct pwrap_buf *b, const char *s);
+/* The n bytes at s (NULs allowed) with every occurrence of a secret
+ * (non-empty strings; NULL entries are skipped) as "***", left to right,
+ * the longest where two start at the same place: the one masking of log
+ * lines (the wrapper's module lines, pamtest's relay).  Stops before the
+ * first byte at or after `upto` that no replaced occurrence covers, so that
+ * a caller holding the rest can mask a stream piece by piece; returns how
+ * many bytes of s were used (n when upto >= n). */
+size_t pwrap_buf_masked(struct pwrap_buf *b, const char *s, size_t n,
+			size_t upto, const char *const *secrets,
+			size_t nsecrets);
 
 #endif

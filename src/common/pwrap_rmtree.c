@@ -31,8 +31,11 @@
 
 static int rmtree_depth(int dfd, const char *keep, int depth);
 
-/* Removes the subdirectory nm of dfd with all it holds. */
-static int rmdir_tree(int dfd, const char *nm, int depth)
+/* Removes the subdirectory nm of dfd with all it holds; with `made`, only
+ * while nm is that directory (its device and inode): else nothing is
+ * removed and errno is ESTALE. */
+static int rmdir_tree(int dfd, const char *nm, int depth,
+		      const struct stat *made)
 {
 	/* Entries removed while a directory is read may be returned or not:
 	 * when the directory is not empty after one pass, a second one
@@ -40,10 +43,29 @@ static int rmdir_tree(int dfd, const char *nm, int depth)
 	for (int pass = 0; pass < 2; pass++) {
 		int sub = openat(dfd, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 				 O_CLOEXEC);
+		struct stat st;
 
+		if (sub < 0 && made != NULL) {
+			if (errno == ENOENT) {
+				return 0;
+			}
+			errno = errno == ELOOP || errno == ENOTDIR ? ESTALE
+								 : errno;
+			return -1;
+		}
+		if (made != NULL &&
+		    (fstat(sub, &st) != 0 || st.st_dev != made->st_dev ||
+		     st.st_ino != made->st_ino)) {
+			close(sub);
+			errno = ESTALE;
+			return -1;
+		}
 		if (sub >= 0) {
 			rmtree_depth(sub, NULL, depth + 1);
 		}
+		/* the name cannot have been pointed elsewhere meanwhile by
+		 * another user where it matters (a trusted base); at worst
+		 * an empty directory put there would go */
 		if (unlinkat(dfd, nm, AT_REMOVEDIR) == 0 || errno == ENOENT) {
 			return 0;
 		}
@@ -80,7 +102,7 @@ static int rmtree_depth(int dfd, const char *keep, int depth)
 		}
 		if ((!dir && errno != EISDIR && errno != EPERM) ||
 		    depth >= PWRAP_RMTREE_DEPTH ||
-		    rmdir_tree(dirfd(d), nm, depth) != 0) {
+		    rmdir_tree(dirfd(d), nm, depth, NULL) != 0) {
 			rc = -1;
 		}
 	}
@@ -91,6 +113,11 @@ static int rmtree_depth(int dfd, const char *keep, int depth)
 int pwrap_rmtree_at(int dfd, const char *keep)
 {
 	return rmtree_depth(dfd, keep, 0);
+}
+
+int pwrap_rmtree_in(int parent, const char *name, const struct stat *made)
+{
+	return rmdir_tree(parent, name, 0, made);
 }
 
 int pwrap_rmtree(const char *path)

@@ -6,6 +6,16 @@
  * into the caller's NULL-terminated buffer arrays, never past either end,
  * or handed to the run's message sink.  Compiled into libpamtest and into
  * pypamtest, so both answer modules with this one routing.
+ *
+ * As upstream's libpamtest does (observed with Debian's libpamtest0
+ * 1.1.4): a prompt with no answer left, and a message of a style it does
+ * not know (binary, radio), get an empty (NULL) response while the call
+ * succeeds, so that the module decides (pam_matrix answers PAM_CRED_ERR to
+ * a NULL password, as upstream's suite expects).  Upstream crashes where
+ * an answer list or conv_data is NULL; here those read as empty lists.
+ * The detached conversation (no run: a kept handle between runs, or no
+ * conversation given) fails every prompt instead: there is no list to run
+ * out of.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -83,6 +93,7 @@ int pamtest_builtin_conv(int num_msg, const struct pam_message **msg,
 	struct pamtest_conv_state none = { .data = NULL };
 	struct pamtest_conv_data *data = NULL;
 	struct pam_response *reply = NULL;
+	bool detached = st == NULL;
 	int rv = PAM_CONV_ERR;
 
 	if (resp == NULL) {
@@ -121,9 +132,11 @@ int pamtest_builtin_conv(int num_msg, const struct pam_message **msg,
 				answer = next_answer(data ? data->in_echo_on : NULL,
 						     &st->echo_on_idx);
 			}
-			if (answer == NULL) {
-				rv = PAM_CONV_ERR;	/* no answer left */
+			if (answer == NULL && detached) {
 				goto out;
+			}
+			if (answer == NULL) {
+				break;	/* no answer left: a NULL response */
 			}
 			reply[i].resp = strdup(answer);
 			if (reply[i].resp == NULL) {
@@ -141,8 +154,10 @@ int pamtest_builtin_conv(int num_msg, const struct pam_message **msg,
 			}
 			break;
 		default:
-			rv = PAM_CONV_ERR;	/* binary and radio prompts */
-			goto out;
+			if (detached) {
+				goto out;
+			}
+			break;	/* binary and radio prompts: a NULL response */
 		}
 	}
 

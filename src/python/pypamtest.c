@@ -8,8 +8,9 @@
  * libpamtest's built-in one (pamtest_conv.c, compiled in), handed to
  * _pamtest_conv_faults() with a message sink of ours that collects any
  * number of messages of any length (struct pamtest_conv_data's fixed
- * buffers could not).  A prompt with no answer left fails the conversation
- * cleanly, and the GIL is released around the whole PAM transaction:
+ * buffers could not).  A prompt with no answer left gets a NULL response
+ * (as upstream's does), and the GIL is released around the whole PAM
+ * transaction:
  * everything the conversation touches then is plain C memory (answers
  * copied before, messages converted after).
  *
@@ -940,7 +941,7 @@ PyDoc_STRVAR(run_pamtest_doc,
 	     "Runs the TestCase list as one PAM transaction of service for "
 	     "username.\nPrompts are answered in order from echo_off "
 	     "(PAM_PROMPT_ECHO_OFF) and echo_on\n(PAM_PROMPT_ECHO_ON); when "
-	     "the answers run out the conversation fails.\nhandle is a "
+	     "the answers run out a prompt gets a NULL answer.\nhandle is a "
 	     "pam_handle capsule from a PAMTEST_KEEPHANDLE case; the run "
 	     "takes it over.\nRaises PamTestError when a case returns other "
 	     "than its expected_rv or the\ntransaction cannot run.\n\n"

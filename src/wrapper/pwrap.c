@@ -34,6 +34,7 @@
 #if defined(PWRAP_OPENPAM)
 #include <security/openpam.h>
 #endif
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,36 +311,6 @@ PWRAP_EXPORT int pam_set_item(pam_handle_t *pamh, int item_type,
 	return r->pam_set_item(pamh, item_type, item);
 }
 
-/* Replaces every occurrence of secret in msg by "***" (in place). */
-static void mask_secret(char *msg, size_t cap, const char *secret)
-{
-	size_t sl, ml;
-	char *from = msg;
-	char *p;
-
-	if (secret == NULL || secret[0] == '\0') {
-		return;
-	}
-	sl = strlen(secret);
-	/* search on after each replacement: a secret may contain "*" */
-	while ((p = strstr(from, secret)) != NULL) {
-		ml = strlen(msg);
-		if (sl >= 3) {
-			memcpy(p, "***", 3);
-			memmove(p + 3, p + sl, ml - (size_t)(p - msg) - sl + 1);
-			from = p + 3;
-		} else if (ml + 3 - sl < cap) {
-			/* grow "x" to "***" when there is room */
-			memmove(p + 3, p + sl, ml - (size_t)(p - msg) - sl + 1);
-			memcpy(p, "***", 3);
-			from = p + 3;
-		} else {
-			memset(p, '*', sl);
-			from = p + sl;
-		}
-	}
-}
-
 static enum pwrap_dbglvl syslog_level(int priority)
 {
 	switch (priority & LOG_PRIMASK) {
@@ -422,7 +393,10 @@ PWRAP_EXPORT void pam_vsyslog(const pam_handle_t *pamh, int priority,
 	char buf[2048];
 	char *heap = NULL;
 	char *msg;
-	size_t cap, hcap = 0;
+	size_t hcap = 0;
+	struct pwrap_buf masked = { 0 };
+	const char *shown;
+	const char *secrets[2] = { NULL, NULL };
 	char func[32];
 	va_list ap;
 
@@ -440,7 +414,6 @@ PWRAP_EXPORT void pam_vsyslog(const pam_handle_t *pamh, int priority,
 	/* Passwords never reach a log line, whatever a module prints: the
 	 * whole message is masked first, and only then cut to a line. */
 	msg = format_whole(buf, sizeof(buf), fmt, ap, &heap, &hcap);
-	cap = msg != NULL && msg == heap ? hcap : sizeof(buf);
 	if (msg == NULL) {
 		msg = buf;
 		snprintf(buf, sizeof(buf), "(a message that could not be "
@@ -448,32 +421,36 @@ PWRAP_EXPORT void pam_vsyslog(const pam_handle_t *pamh, int priority,
 	}
 	if (pamh != NULL && r->pam_get_item != NULL) {
 		if (r->pam_get_item(pamh, PAM_AUTHTOK, &tok) == PAM_SUCCESS) {
-			mask_secret(msg, cap, tok);
+			secrets[0] = tok;
 		}
 		if (r->pam_get_item(pamh, PAM_OLDAUTHTOK, &oldtok) ==
 		    PAM_SUCCESS) {
-			mask_secret(msg, cap, oldtok);
+			secrets[1] = oldtok;
 		}
 	}
+	(void)pwrap_buf_masked(&masked, msg, strlen(msg), SIZE_MAX, secrets, 2);
+	shown = masked.failed || masked.p == NULL ?
+		"(out of memory, so not masked: not shown)" : masked.p;
 	use_syslog = getenv("PAM_WRAPPER_USE_SYSLOG");
 	if (use_syslog != NULL && use_syslog[0] == '1') {
 		/* The masked text goes to libpam's own pam_vsyslog (which
 		 * adds the module prefix) as an argument, never as a format. */
 		if (r->pam_vsyslog != NULL) {
-			real_vsyslog_args(r, pamh, priority, "%s", msg);
+			real_vsyslog_args(r, pamh, priority, "%s", shown);
 		} else {
-			syslog(with_facility(priority), "%s", msg);
+			syslog(with_facility(priority), "%s", shown);
 		}
 	} else {
 		snprintf(func, sizeof(func), "SYSLOG(%d)",
 			 priority & LOG_PRIMASK);
-		pwrap_log(syslog_level(priority), func, "%s", msg);
+		pwrap_log(syslog_level(priority), func, "%s", shown);
 	}
 	explicit_bzero(buf, sizeof(buf));
 	if (heap != NULL) {
 		explicit_bzero(heap, hcap);
 		free(heap);
 	}
+	pwrap_buf_free(&masked);
 out:
 	va_end(ap);
 }

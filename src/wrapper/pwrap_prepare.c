@@ -9,9 +9,11 @@
  *
  * One mutex serialises preparation (threads may call pam_start at once);
  * fork handlers, registered at load, keep it usable in a child forked while
- * another thread held it.
+ * another thread held it.  daemon(3) is wrapped so that its fork's parent
+ * hands the runtime directories over to the child (pwrap_rundir.c).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -40,8 +42,19 @@ static void atfork_prepare(void)
 	pthread_mutex_lock(&prep_lock);
 }
 
+/* Set by this thread around daemon(3), whose parent only calls _exit
+ * after the fork. */
+static __thread bool daemonizing;
+
 static void atfork_parent(void)
 {
+	if (daemonizing) {
+		/* the parent lets go of the directories now, not at its
+		 * _exit, which may come after the child's end: the last of
+		 * the two to let go removes them (a fork that failed: the
+		 * process makes new ones) */
+		pwrap_rundir_parent_leaves();
+	}
 	pthread_mutex_unlock(&prep_lock);
 }
 
@@ -50,6 +63,30 @@ static void atfork_child(void)
 	fork_pid = getpid();
 	/* The child has one thread, ours: the lock is free again. */
 	pthread_mutex_unlock(&prep_lock);
+}
+
+/* daemon(3), around the next definition: its fork's parent handler (above)
+ * hands the runtime directories over to the child. */
+PWRAP_EXPORT int daemon(int nochdir, int noclose)
+{
+	static void *slot;
+	void *sym = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
+	int (*fn)(int, int);
+	int rc;
+
+	if (sym == NULL) {
+		sym = dlsym(RTLD_NEXT, "daemon");
+		__atomic_store_n(&slot, sym, __ATOMIC_RELEASE);
+	}
+	if (sym == NULL) {
+		errno = ENOSYS;
+		return -1;
+	}
+	*(void **)&fn = sym;
+	daemonizing = true;
+	rc = fn(nochdir, noclose);
+	daemonizing = false;	/* the child (or a parent whose fork failed) */
+	return rc;
 }
 
 /* Registered at load (not at first use): a fork racing with the first

@@ -37,6 +37,7 @@
 
 #include "pamconf.h"
 #include "pwrap_buf.h"
+#include "pwrap_base.h"
 #include "pwrap_rmtree.h"
 
 #define PWRAP_HIDDEN __attribute__((visibility("hidden")))
@@ -229,27 +230,7 @@ PWRAP_HIDDEN bool pwrap_owner_ours(uid_t owner);
  * while it runs as another euid for a while. */
 PWRAP_HIDDEN bool pwrap_thread_euid(uid_t euid);
 
-/* ---- where runtime directories go (pwrap_base.c) ------------------------ */
-
-#define PWRAP_MAX_BASES 3
-#define PWRAP_BASE_TMPDIR 1u
-#define PWRAP_BASE_SHM 2u
-#define PWRAP_BASE_TMP 4u
-struct pwrap_base {
-	const char *path;
-	const char *label;	/* "TMPDIR " or "", for messages */
-	unsigned bit;		/* PWRAP_BASE_* */
-};
-/* The bases in order ($TMPDIR resolved, /dev/shm on Linux, /tmp); returns
- * how many.  *resolved is the malloc'd real path of $TMPDIR (or NULL), which
- * out[0].path may point to: the caller frees it after use. */
-PWRAP_HIDDEN size_t pwrap_bases(struct pwrap_base out[PWRAP_MAX_BASES],
-				char **resolved);
-/* Whether the base directory st must not be trusted by a process whose
- * real file-system uid is uid ((uid_t)-1: not known yet; then only what
- * the mode tells); why (n bytes) then says why. */
-PWRAP_HIDDEN bool pwrap_base_distrust(const struct stat *st, uid_t uid,
-				      char *why, size_t n);
+/* ---- where runtime directories go: src/common/pwrap_base.h ------------ */
 
 /* ---- the runtime directory (pwrap_rundir.c) ----------------------------- */
 
@@ -317,6 +298,13 @@ PWRAP_HIDDEN uid_t pwrap_rundir_owner(void);
  * else left as it is.  True when PAM_WRAPPER_RUNTIME_DIR needs a new
  * one. */
 PWRAP_HIDDEN bool pwrap_rundir_drop(void);
+/* In the parent of daemon(3), right after its fork (it only calls _exit
+ * then): its holds on the directories go (descriptor and mapping, never
+ * flock(LOCK_UN), which would free the child's too), the directories are
+ * removed if the child let go of them already, and forgotten: whichever
+ * of the two lets go last removes them, whenever the parent's _exit
+ * comes. */
+PWRAP_HIDDEN void pwrap_rundir_parent_leaves(void);
 /* A descriptor of conf/ checked to be the one we made (kept; never close
  * it), or -1 (errno EEXIST: replaced). */
 PWRAP_HIDDEN int pwrap_rundir_conf_fd(void);

@@ -35,7 +35,9 @@
  * holder removes the directory.  A forked child that makes a directory of
  * its own (at its first use of PAM) keeps holding the one it inherited and
  * removes it at exit if nobody else holds it: a program that calls
- * daemon(3) (whose parent ends with _exit) leaves nothing.  Before the
+ * daemon(3) (whose parent ends with _exit) leaves nothing, also when the
+ * parent's _exit comes after the child's end (a busy machine): the parent
+ * lets go of its holds right after daemon's fork (pwrap_prepare.c).  Before the
  * process switches its effective uid away from the owner for good (it
  * could not remove the directory afterwards), the directories it holds,
  * made or inherited, go unless another process holds them (pwrap_uid.c);
@@ -496,12 +498,17 @@ static int make_new(void)
 	char *resolved = NULL;
 	char why[2048] = "";
 	char untrusted[1024] = "";
+	char tmpnote[512];
 	size_t n, i;
 	int rc = -1;
 
 	rd.keep = keep != NULL && keep[0] == '1';
 	prefix = rd.keep ? PWRAP_KEPT_PREFIX : PWRAP_PREFIX;
-	n = pwrap_bases(bases, &resolved);
+	n = pwrap_bases(bases, &resolved, PWRAP_BASES_TOKEN, tmpnote,
+			sizeof(tmpnote));
+	if (tmpnote[0] != '\0') {
+		PWRAP_LOG(PWRAP_LOG_DEBUG, "%s", tmpnote);
+	}
 	for (i = 0; i < n; i++) {
 		const struct pwrap_base *b = &bases[i];
 		char bad[256];
@@ -552,10 +559,8 @@ static int make_new(void)
 			  rd.keep ? " (kept: PAM_WRAPPER_KEEP_DIR=1)" : "");
 		if (untrusted[0] != '\0' && !said) {
 			said = true;
-			PWRAP_LOG(PWRAP_LOG_NOTICE, "not using %s: only a "
-				  "directory owned by this process's user or "
-				  "root, and writable by nobody else unless "
-				  "sticky, is trusted; runtime directory in %s",
+			PWRAP_LOG(PWRAP_LOG_NOTICE, "not using %s: only "
+				  PWRAP_BASE_RULE "; runtime directory in %s",
 				  untrusted, b->path);
 		}
 		if (!rd.swept) {
@@ -749,6 +754,23 @@ bool pwrap_rundir_drop(void)
 		  "%s before the switch of uid", rd.cur.top);
 	forget_cur();
 	return true;
+}
+
+void pwrap_rundir_parent_leaves(void)
+{
+	if (rd.cur.top != NULL || rd.prev.top != NULL) {
+		PWRAP_LOG(PWRAP_LOG_DEBUG, "daemon(3): %s%s%s left to the child",
+			  rd.cur.top != NULL ? rd.cur.top : "",
+			  rd.cur.top != NULL && rd.prev.top != NULL ? " and " : "",
+			  rd.prev.top != NULL ? rd.prev.top : "");
+	}
+	/* As at any end: let go, then remove what nobody holds.  The child
+	 * does the same at its exit, so whichever of the two lets go last
+	 * removes them (the child may have ended already on a busy
+	 * machine).  (A child of vfork(2) is no daemon's parent.) */
+	held_drop(&rd.prev, !rd.keep);
+	held_drop(&rd.cur, !rd.keep);
+	forget_cur();
 }
 
 uid_t pwrap_rundir_owner(void)

@@ -24,7 +24,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 os.pardir, "pytest_common"))
-from pwrap_fixtures import (TempDir, child_env, make_temp_dir,  # noqa: E402,F401
+from pwrap_fixtures import (HANG, TempDir, child_env, make_temp_dir,  # noqa: E402,F401
                             preload_parts, run, wait_until)
 
 HERE = Path(__file__).resolve().parent
@@ -121,7 +121,7 @@ def work(make_temp_dir):
     in their TMPDIR."""
     w = make_temp_dir(Work)
     yield w
-    left = wait_until(lambda: not w.leftovers(), timeout=10)
+    left = wait_until(lambda: not w.leftovers())
     assert left, f"left in TMPDIR: {w.leftovers()}"
 
 
@@ -136,11 +136,11 @@ def sweep_dead_dirs(work, uid=None, gid=None):
     res = subprocess.run([need_program("/usr/bin/pamtester"), "pwrap-sweep",
                           "nobody", "authenticate"], env=work.env(),
                          stdin=subprocess.DEVNULL, capture_output=True,
-                         text=True, timeout=30, **kw)
+                         text=True, timeout=HANG, **kw)
     assert res.returncode != 0  # no such service: pam_start refuses
 
 
-def run_driver(work, script, env=None, timeout=30):
+def run_driver(work, script, env=None, timeout=HANG):
     """Runs pam_driver.py (python3-pam) wrapped; returns its JSON result.
 
     script: the driver's JSON description (see pam_driver.py)."""

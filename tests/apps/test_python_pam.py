@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import run_driver
+from conftest import HANG, run_driver
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def test_python3_pam_is_debians():
     # shim that would bypass the preload).
     out = subprocess.run([sys.executable, "-c",
                           "import PAM; print(PAM.__file__)"],
-                         capture_output=True, text=True, timeout=30)
+                         capture_output=True, text=True, timeout=HANG)
     assert out.returncode == 0, ("python3-pam is missing: run "
                                  "scripts/install-deps.sh\n" + out.stderr)
     assert out.stdout.strip().endswith(".so")

@@ -32,7 +32,7 @@ import subprocess
 
 import pytest
 
-from conftest import (NOBODY_UID, NOGROUP_GID, cmdline, cwrap_lib,
+from conftest import (HANG, NOBODY_UID, NOGROUP_GID, cmdline, cwrap_lib,
                       live_descendants, need_program, preload, run,
                       sweep_dead_dirs,
                       set_subreaper, wait_until)
@@ -95,7 +95,7 @@ class Sshd:
         self.hostkey = self.dir / "hostkey"
         subprocess.run([need_program(SSH_KEYGEN), "-q", "-t", "ed25519",
                         "-N", "", "-C", "pwrap-test", "-f",
-                        str(self.hostkey)], check=True, timeout=30,
+                        str(self.hostkey)], check=True, timeout=HANG,
                        stdin=subprocess.DEVNULL)
         self.pidfile = self.dir / "sshd.pid"
 
@@ -156,10 +156,10 @@ LogLevel VERBOSE
             log.close()
             listening = f"Server listening on 127.0.0.1 port {self.port}."
             up = wait_until(lambda: listening in self.log_text()
-                            or self.proc.poll() is not None, timeout=20)
+                            or self.proc.poll() is not None)
             if up and self.proc.poll() is None:
                 return
-            self.proc.wait(timeout=10)
+            self.proc.wait(timeout=HANG)
             if "Address already in use" not in self.log_text():
                 break
         pytest.fail(f"sshd did not start:\n{self.log_text()}")
@@ -170,7 +170,7 @@ LogLevel VERBOSE
         except FileNotFoundError:
             return ""
 
-    def wait_log(self, text, timeout=15):
+    def wait_log(self, text, timeout=HANG):
         """True once text is in sshd's log (sshd may log a failure after
         the client already gave up)."""
         return wait_until(lambda: text in self.log_text(), timeout=timeout)
@@ -180,10 +180,10 @@ LogLevel VERBOSE
             return
         self.proc.send_signal(signal.SIGTERM)
         try:
-            self.proc.wait(timeout=10)
+            self.proc.wait(timeout=HANG)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            self.proc.wait(timeout=10)
+            self.proc.wait(timeout=HANG)
             pytest.fail("sshd ignored SIGTERM")
 
 
@@ -225,7 +225,7 @@ class Client:
                 "-o", f"PreferredAuthentications={method}",
                 "-o", "NumberOfPasswordPrompts=1",
                 f"{user}@127.0.0.1", command]
-        res = run(argv, env, timeout=60)
+        res = run(argv, env)
         prompts = (self.prompts.read_text(encoding="utf-8").splitlines()
                    if self.prompts.exists() else [])
         return res, prompts
@@ -248,7 +248,7 @@ def sshd(work):
         try:
             server.stop()
             # sshd's children must all go away.
-            gone = wait_until(lambda: not live_descendants(), timeout=15)
+            gone = wait_until(lambda: not live_descendants())
             if not gone:
                 left = live_descendants()
                 problems.append("still running after sshd stopped: " +
@@ -258,10 +258,10 @@ def sshd(work):
                         os.kill(pid, signal.SIGKILL)
                     except ProcessLookupError:
                         pass
-                wait_until(lambda: not live_descendants(), timeout=5)
+                wait_until(lambda: not live_descendants())
             pgrep = subprocess.run(["pgrep", "-f", str(server.config)],
                                    capture_output=True, text=True,
-                                   timeout=30)
+                                   timeout=HANG)
             if pgrep.stdout.strip():
                 problems.append(f"processes match {server.config}: "
                                 f"{pgrep.stdout.split()}")
@@ -351,4 +351,4 @@ def test_several_logins_leave_nothing_behind(sshd, client):
     # process) is left once the clients are done.
     def only_listener():
         return set(live_descendants()) == {sshd.proc.pid}
-    assert wait_until(only_listener, timeout=15), live_descendants()
+    assert wait_until(only_listener), live_descendants()

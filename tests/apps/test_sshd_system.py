@@ -14,7 +14,8 @@ import subprocess
 
 import pytest
 
-from conftest import live_descendants, set_subreaper, sweep_dead_dirs, wait_until
+from conftest import (HANG, live_descendants, set_subreaper, sweep_dead_dirs,
+                      wait_until)
 from test_sshd import PASSWORD, Client, Sshd, remote_values
 # run here with this file's fixtures (the system's stack)
 from test_sshd import test_unknown_user_fails  # noqa: F401
@@ -33,7 +34,7 @@ class SystemSshd(Sshd):
              "--user", f"alice:{PASSWORD}", "--prepare", str(self.prepared)],
             env=work.env(LD_PRELOAD=None, PAM_WRAPPER=None),
             stdin=subprocess.DEVNULL, capture_output=True, text=True,
-            timeout=60)
+            timeout=HANG)
         assert res.returncode == 0, res.stderr
         self.report = res.stderr
 
@@ -58,7 +59,7 @@ def sshd(work):
     finally:
         try:
             server.stop()
-            assert wait_until(lambda: not live_descendants(), timeout=15), \
+            assert wait_until(lambda: not live_descendants()), \
                 "sshd's processes outlived it"
             sweep_dead_dirs(work, server.uid, server.gid)
         finally:

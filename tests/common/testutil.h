@@ -25,6 +25,18 @@
 
 #include <security/pam_appl.h>
 
+/*
+ * How long a test waits for anything before it calls it a hang: far above
+ * any honest time, on a loaded CI machine too (ctest -j4 on two busy
+ * cores), so that only a hang reaches it.  No test asserts how fast
+ * something is; a test that must tell a loop from slowness counts CPU time
+ * (test_differential) or watches for progress.  TU_SUITE_HANG_SECONDS
+ * bounds a whole program (tu_alarm at its start), below ctest's TIMEOUT
+ * (cmake/PwrapTesting.cmake).
+ */
+#define TU_HANG_SECONDS 600
+#define TU_SUITE_HANG_SECONDS 3000
+
 /* ---- directories and paths ---------------------------------------------- */
 
 /* A fresh directory $TMPDIR/TAG.XXXXXX (mode 0700; /tmp when TMPDIR is unset

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 os.pardir, "pytest_common"))
-from pwrap_fixtures import child_env, run, sanitizer_preload, temp_dir  # noqa: E402
+from pwrap_fixtures import HANG, child_env, run, sanitizer_preload, temp_dir  # noqa: E402
 
 SRC = os.environ.get("PWRAP_SOURCE_DIR",
                      os.path.dirname(os.path.dirname(os.path.dirname(
@@ -31,14 +31,14 @@ class Explorer:
         return child_env(("PAM_WRAPPER", "PAMTEST"), TMPDIR=self.tmpdir,
                          LD_PRELOAD=sanitizer_preload() or None)
 
-    def run(self, *args, timeout=300):
+    def run(self, *args, timeout=HANG):
         return run([PAMTEST, "explore", *args], self.env(), timeout=timeout)
 
-    def pamtest(self, *args, timeout=300):
+    def pamtest(self, *args, timeout=HANG):
         """pamtest itself (a scenario: modules loaded for real)."""
         return run([PAMTEST, *args], self.env(), timeout=timeout)
 
-    def json(self, *args, ok=(0, 1), timeout=300):
+    def json(self, *args, ok=(0, 1), timeout=HANG):
         """Runs with -f json: (exit status, list of one object per group)."""
         p = self.run(*args, "-f", "json", timeout=timeout)
         assert p.returncode in ok, (p.returncode, p.stdout, p.stderr)

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from conftest import OPENPAM, SRC
+from conftest import HANG, OPENPAM, SRC
 
 SYSTEM = os.environ.get("PWRAP_EXPLORE_SYSTEM") == "1"
 EXAMPLE = os.path.join(SRC, "examples", "diff")
@@ -99,7 +99,7 @@ def test_example_script(explorer):
     p = run(["bash", os.path.join(EXAMPLE, "run-diff.sh"),
              os.path.dirname(os.path.dirname(PAMTEST))],
             child_env(("PAM_WRAPPER", "PAMTEST"), TMPDIR=explorer.tmpdir,
-                      LD_PRELOAD=sanitizer_preload() or None), timeout=300)
+                      LD_PRELOAD=sanitizer_preload() or None), timeout=HANG)
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.count("NEW SUCCESS") == 1
     assert "OK: 2 passed, 0 failed" in p.stdout
@@ -171,7 +171,7 @@ def scenario(explorer, tmp_path, text):
     path.write_text(text)
     return run([PAMTEST, str(path)],
                child_env(("PAM_WRAPPER", "PAMTEST"), TMPDIR=explorer.tmpdir,
-                         LD_PRELOAD=sanitizer_preload() or None), timeout=300), str(path)
+                         LD_PRELOAD=sanitizer_preload() or None), timeout=HANG), str(path)
 
 
 @pytest.mark.parametrize("new,ok", [("hardened", True), ("mistake", False)])

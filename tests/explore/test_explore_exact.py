@@ -28,7 +28,7 @@ import time
 import pytest
 
 from conftest import OPENPAM, SRC
-from pwrap_fixtures import sanitizer_preload
+from pwrap_fixtures import HANG, sanitizer_preload
 
 READS = int(os.environ.get("PWRAP_EXPLORE_READS", "105"))
 XPMODS = os.environ.get("PWRAP_EXPLORE_XPMODS", "")
@@ -306,7 +306,7 @@ def test_long_stacks_grow_linearly(explorer, tmp_path, shape):
 
 @linux_only
 @pytest.mark.skipif(bool(sanitizer_preload()), reason="under ASan+UBSan the 5 MB file's "
-                    "2 million edges take longer than this test's hang limit (600 s); "
+                    "2 million edges take longer than this test's hang limit (HANG, 600 s); "
                     "the normal builds run it")
 def test_five_megabyte_file(explorer, tmp_path):
     """A 5 MB service file of 188,000 lines ends with a result: its graph
@@ -314,7 +314,7 @@ def test_five_megabyte_file(explorer, tmp_path):
     json that holds together."""
     line = "auth required pam_unix.so\n"
     write(tmp_path, "svc", line * (5000000 // len(line)))
-    p = explorer.run("-d", str(tmp_path), "svc", "-f", "json", timeout=600)
+    p = explorer.run("-d", str(tmp_path), "svc", "-f", "json", timeout=HANG)
     assert p.returncode == 1, p.stderr
     objs = strict_json(p.stdout)
     auth = objs[0]
@@ -324,7 +324,7 @@ def test_five_megabyte_file(explorer, tmp_path):
     # start: a clear refusal
     write(tmp_path, "svc", "auth substack inc\n" * 140000)
     write(tmp_path, "inc", "auth required pam_unix.so\n")
-    p = explorer.run("-d", str(tmp_path), "svc", "-t", "auth", timeout=600)
+    p = explorer.run("-d", str(tmp_path), "svc", "-t", "auth", timeout=HANG)
     assert p.returncode == 2 and "more than 262144 lines" in p.stderr, p.stderr
 
 
@@ -349,14 +349,14 @@ def test_raw_bytes_escaped(explorer, tmp_path):
     for fmt in ("human", "mermaid"):
         p = subprocess.run([explorer.pamtest_path, "explore", "-d", str(tmp_path),
                             "svc", "-t", "auth", "-f", fmt], env=explorer.env(),
-                           capture_output=True, timeout=300)
+                           capture_output=True, timeout=HANG)
         assert p.returncode == 1, p.stderr
         assert b"\x1b" not in p.stdout and b"\xff" not in p.stdout and b"\x07" not in p.stdout
         assert b"\\x1b[31mred\\xff" in p.stdout
         p.stdout.decode("utf-8")
     p = subprocess.run([explorer.pamtest_path, "explore", "-d", str(tmp_path),
                         "svc", "-t", "auth", "-f", "json"], env=explorer.env(),
-                       capture_output=True, timeout=300)
+                       capture_output=True, timeout=HANG)
     strict_json(p.stdout.decode("utf-8"))
 
 
@@ -379,14 +379,14 @@ def test_killed_parent_leaves_nothing(explorer, tmp_path):
         return any(n.startswith("pam_wrapper.")
                    for d in explorer.leftovers() if d.startswith("pamtest-explore.")
                    for n in os.listdir(os.path.join(explorer.tmpdir, d)))
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + HANG
     while not child_started() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert child_started(), "the replays did not start"
     os.kill(p.pid, signal.SIGKILL)
-    out, err = p.communicate(timeout=300)   # EOF: the child is gone too
+    out, err = p.communicate(timeout=HANG)   # EOF: the child is gone too
     assert out == b"", out[:200]
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG
     while explorer.leftovers() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert explorer.leftovers() == []
@@ -407,12 +407,12 @@ def test_killed_before_the_child_looks(explorer, tmp_path):
         p = subprocess.Popen([explorer.pamtest_path, "explore", "-d", str(tmp_path),
                               "svc", "-t", "auth", "--replay-all"], env=explorer.env(),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + HANG
         while (not any(n.startswith("pamtest-explore.") for n in explorer.leftovers())
                and time.monotonic() < deadline):
             pass
         os.kill(p.pid, signal.SIGKILL)
-        out, err = p.communicate(timeout=300)   # EOF: no child runs on
+        out, err = p.communicate(timeout=HANG)   # EOF: no child runs on
         assert out == b"", out[:200]
         for n in explorer.leftovers():
             shutil.rmtree(os.path.join(explorer.tmpdir, n), ignore_errors=True)

@@ -54,7 +54,7 @@ def explore_case(explorer, tmp_path, files, service="svc"):
     for name, text in files.items():
         with open(os.path.join(d, name), "wb") as f:
             f.write(text.replace(b"@A@", d.encode()))
-    p = explorer.run("-d", d, service, "--replay-all", "-f", "json", timeout=600)
+    p = explorer.run("-d", d, service, "--replay-all", "-f", "json")
     if p.returncode == 2 and UNTOLD in p.stderr and "@include" in p.stderr:
         assert p.stdout == ""
         return 2

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(OPENPAM, reason="Linux-PAM syntax")
 def pamtest(tmpdir, *args):
     env = child_env(("PAM_WRAPPER", "PAMTEST"), TMPDIR=tmpdir,
                     LD_PRELOAD=sanitizer_preload() or None)
-    return run([PAMTEST, *args], env, timeout=300)
+    return run([PAMTEST, *args], env)
 
 
 def scenario(explorer, tmp_path, text):
@@ -151,7 +151,7 @@ def test_example(explorer):
     p = run(["bash", os.path.join(SRC, "examples", "explore", "run-explore.sh"),
              os.path.dirname(os.path.dirname(PAMTEST))],
             child_env(("PAM_WRAPPER", "PAMTEST"), TMPDIR=explorer.tmpdir,
-                      LD_PRELOAD=sanitizer_preload() or None), timeout=300)
+                      LD_PRELOAD=sanitizer_preload() or None))
     assert p.returncode == 0, p.stdout + p.stderr
     assert "lockout: common-auth:9:" in p.stdout
     assert "PAM_SUCCESS iff login:1 pam_nologin = ignore and common-auth:8 pam_unix = success" in p.stdout

@@ -141,7 +141,7 @@ static void test_50_concurrent_chauthtok(void **state)
 			 NUSERS);
 	/* refused: exit 1 (an operation failed), not a crash or exit 2/3 */
 	assert_int_equal(run_all(c, "auth", c->oldpw, NULL, false, 1), NUSERS);
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(got);
 	free(want);
 }

@@ -168,7 +168,7 @@ static void test_regress_62_processes(void **state)
 		ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
 	}
 	assert_int_equal(ok, NPROC);
-	assert_int_equal(tu_wait_empty(c->tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->tmp, TU_HANG_SECONDS), 0);
 }
 
 /* ---- exit(1) on a bad directory ----------------------------------------- */
@@ -254,13 +254,13 @@ static void test_regress_exit_on_bad_dir(void **state)
 			tu_env_free(env);
 		}
 	}
-	assert_int_equal(tu_wait_empty(c->tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->tmp, TU_HANG_SECONDS), 0);
 	free(file);
 }
 
 /* ---- hang when disabled ---------------------------------------------------- */
 
-#define HANG_LIMIT 30
+#define HANG_LIMIT TU_HANG_SECONDS
 
 /*
  * Runs hard_client preloaded with PAM_WRAPPER=value (NULL: unset) in a child
@@ -395,7 +395,7 @@ static void test_regress_password_in_trace_logs(void **state)
 		}
 	}
 	tu_env_free(env);
-	assert_int_equal(tu_wait_empty(c->tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->tmp, TU_HANG_SECONDS), 0);
 }
 
 /* ---- NULL conversation data ---------------------------------------------- */

@@ -20,6 +20,9 @@
  *   syslog_masked_before_cut  a password across the old 2 KiB cut of a
  *                          module's log line is masked all the same
  *   daemon_leaves_nothing  daemon(3): no directory outlives the processes
+ *   daemon_parent_ends_last  daemon(3) whose parent's _exit comes after the
+ *                          child's end (as on a busy machine): the child's
+ *                          end removes the directories all the same
  *   daemon_then_drop       daemon(3), then a drop from root to nobody: the
  *                          parent's directory does not outlive them (root)
  *   child_drop_leaves_nothing  a forked child drops to nobody and _exits:
@@ -40,7 +43,9 @@
 #include <grp.h>
 #include <security/pam_appl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,7 +94,7 @@ static void check_tmpdir(struct trust_ctx *c, bool trusted, const char *why)
 	assert_int_equal(trust_pause_finish(&p), 0);
 	assert_non_null(strstr(p.out, "txn: 0\n"));
 	assert_null(strstr(p.out, "PWRAP_ERROR"));
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(dir);
 	free(p.out);
 }
@@ -144,7 +149,7 @@ static void test_tmpdir_symlink(void **state)
 	assert_int_equal(trust_run(env, "alice", steps, &out), 0);
 	dir = trust_nth_dir(out, 0);
 	assert_true(trust_under(dir, real));
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(dir);
 	free(out);
 	tu_env_free(env);
@@ -206,7 +211,7 @@ static void swap_between(struct trust_ctx *c, bool whole)
 	 * removed its new directory */
 	tu_rmtree(whole ? moved : top);
 	tu_rmtree(victim);
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(moved);
 	free(victim);
 	free(top);
@@ -270,13 +275,78 @@ static void test_daemon_leaves_nothing(void **state)
 	int fd;
 	pid_t pid = tu_spawn(argv, c->f.env, &fd, NULL, -1, TU_SPAWN_MERGE);
 
-	assert_int_equal(tu_wait_bounded(pid, 30), 0);
+	assert_int_equal(tu_wait_bounded(pid, TU_HANG_SECONDS), 0);
 	/* the daemon's end: it held the pipe */
 	out = tu_slurp(fd, NULL);
 	assert_non_null(strstr(out, "txn: 0\n"));
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(out);
 	free(argv);
+}
+
+/* Whether process pid has ended (a zombie: its parent, stopped, does not
+ * reap it); the answer of /proc (Linux), else of kill(2), which counts a
+ * zombie as there. */
+static bool ended(long pid)
+{
+	char path[64], buf[512];
+	FILE *f;
+	char *p;
+	bool z;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	f = fopen(path, "r");
+	if (f == NULL) {
+		return kill((pid_t)pid, 0) != 0;
+	}
+	p = fgets(buf, sizeof(buf), f) != NULL ? strrchr(buf, ')') : NULL;
+	z = p != NULL && p[1] == ' ' && p[2] == 'Z';
+	fclose(f);
+	return z;
+}
+
+/* daemon(3) whose parent ends only after the child did (a busy machine
+ * does that: the parent's _exit comes late).  The parent stops itself
+ * right after the fork; the child runs a transaction and exits.  Its end
+ * must leave nothing while the parent is still there: the parent let go
+ * of the directories at the fork (before, the child found them held at
+ * its exit and left them; the stopped parent's _exit removes nothing: a
+ * directory left, seen under load as a test_daemon_leaves_nothing that
+ * failed). */
+static void test_daemon_parent_ends_last(void **state)
+{
+	static const char *const steps[] = { "stopparent", "daemon", "pid",
+					     "txn:" PW, NULL };
+	struct trust_ctx *c = *state;
+	char **argv = trust_argv("alice", steps);
+	char line[256];
+	long child = 0;
+	bool txn = false;
+	int fd, left, st;
+	pid_t parent = tu_spawn(argv, c->f.env, &fd, NULL, -1,
+				TU_SPAWN_MERGE);
+	FILE *out = fdopen(fd, "r");
+
+	assert_non_null(out);
+	while ((child == 0 || !txn) && fgets(line, sizeof(line), out) != NULL) {
+		(void)sscanf(line, "pid: %ld", &child);
+		txn |= strcmp(line, "txn: 0\n") == 0;
+	}
+	assert_true(child > 0 && txn);
+	/* the parent stops after the wrapper's fork handler (registered
+	 * first): stopped, it has let go; on a busy machine that may come
+	 * after the child's end, which is the order this test is for */
+	assert_int_equal(waitpid(parent, &st, WUNTRACED), parent);
+	assert_true(WIFSTOPPED(st));
+	for (int i = 0; !ended(child) && i < TU_HANG_SECONDS * 100; i++) {
+		usleep(10000);
+	}
+	left = tu_count_entries(c->f.tmp, true);
+	kill(parent, SIGKILL);
+	(void)tu_wait(parent);
+	fclose(out);
+	free(argv);
+	assert_int_equal(left, 0);
 }
 
 /*
@@ -307,7 +377,7 @@ static void test_daemon_then_drop(void **state)
 
 		trust_pause_start(&p, c->f.env, cases[i]);
 		/* daemon(3)'s parent is gone: the daemon alone holds it */
-		assert_int_equal(tu_wait_bounded(p.pid, 30), 0);
+		assert_int_equal(tu_wait_bounded(p.pid, TU_HANG_SECONDS), 0);
 		assert_int_equal(write(p.gate, "x", 1), 1);
 		close(p.gate);
 		/* the daemon's end: it held the pipe */
@@ -320,7 +390,7 @@ static void test_daemon_then_drop(void **state)
 		fclose(p.o);
 		assert_int_equal(trust_count(p.out, "txn: 0\n"), (int)i + 1);
 		assert_null(strstr(p.out, "PWRAP_ERROR"));
-		if (tu_wait_empty(c->f.tmp, 10) != 0) {
+		if (tu_wait_empty(c->f.tmp, TU_HANG_SECONDS) != 0) {
 			fail_msg("case %zu: a directory is left in %s; the "
 				 "daemon said:\n%s", i, c->f.tmp, p.out);
 		}
@@ -358,7 +428,7 @@ static void test_child_drop_leaves_nothing(void **state)
 		d0 = trust_nth_dir(out, 0);
 		d1 = trust_nth_dir(out, 1);
 		assert_string_equal(d0, d1);
-		if (tu_wait_empty(c->f.tmp, 10) != 0) {
+		if (tu_wait_empty(c->f.tmp, TU_HANG_SECONDS) != 0) {
 			fail_msg("case %zu: a directory is left in %s:\n%s",
 				 i, c->f.tmp, out);
 		}
@@ -408,7 +478,7 @@ static void test_not_enabled_said(void **state)
 	(void)trust_run(c->f.env, "alice", twice, &out);
 	assert_int_equal(trust_count(out, what), 0);
 	free(out);
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 }
 
 /* Root makes its runtime directory, then drops to nobody for good, or
@@ -441,7 +511,7 @@ static void test_uid_drop(void **state)
 	free(d0);
 	d0 = trust_nth_dir(out, 2);
 	assert_string_equal(d0, d1);
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(d0);
 	free(d1);
 	free(out);
@@ -449,7 +519,7 @@ static void test_uid_drop(void **state)
 	assert_int_equal(trust_run(c->f.env, "alice", temporary, &out), 0);
 	assert_int_equal(trust_count(out, "txn: 0\n"), 3);
 	assert_null(strstr(out, "PWRAP_ERROR"));
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(out);
 }
 
@@ -495,7 +565,7 @@ static void test_uid_back_to_root(void **state)
 			 top, (unsigned long)st.st_uid,
 			 planted ? "could" : "could not", SERVICE, p.out);
 	}
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(top);
 	free(p.out);
 
@@ -511,7 +581,7 @@ static void test_uid_back_to_root(void **state)
 			 "password gave:\n%s", planted ? "could" : "could not",
 			 SERVICE, top, p.out);
 	}
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(top);
 	free(p.out);
 }
@@ -528,6 +598,7 @@ int main(void)
 		T(test_conf_replaced),
 		T(test_syslog_masked_before_cut),
 		T(test_daemon_leaves_nothing),
+		T(test_daemon_parent_ends_last),
 		T(test_daemon_then_drop),
 		T(test_child_drop_leaves_nothing),
 		T(test_not_enabled_said),
@@ -535,6 +606,6 @@ int main(void)
 		T(test_uid_back_to_root),
 	};
 
-	tu_alarm(280, "test_trust: a test hangs");
+	tu_alarm(TU_SUITE_HANG_SECONDS, "test_trust: a test hangs");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

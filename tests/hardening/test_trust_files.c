@@ -125,7 +125,7 @@ static void test_hidden_service(void **state)
 		}
 		free(out);
 	}
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(stack);
 	free(db);
 }
@@ -161,7 +161,7 @@ static void test_closefrom_no_sweep(void **state)
 			 p.out);
 	}
 	assert_null(strstr(p.out, "PWRAP_"));
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(out);
 	free(top);
 	free(p.out);
@@ -217,7 +217,7 @@ static void test_ulimit_f(void **state)
 	    strstr(out, "file size limit") == NULL) {
 		fail_msg("exit %d (-1: killed):\n%s", rc, out);
 	}
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(out);
 }
 
@@ -246,14 +246,14 @@ static void test_large_service(void **state)
 	argv = trust_argv("alice", steps);
 	argv[1] = (char *)"zero";
 	pid = tu_spawn(argv, c->f.env, &fd, NULL, -1, TU_SPAWN_MERGE);
-	rc = tu_wait_bounded(pid, 60);	/* (kills it at the limit) */
+	rc = tu_wait_bounded(pid, TU_HANG_SECONDS);	/* (kills it at the limit) */
 	out = tu_slurp(fd, NULL);
 	if (rc != 1 || strstr(out, "not a regular file") == NULL) {
 		fail_msg("pam_start on /dev/zero: %s (%d):\n%s",
-			 rc == -1 ? "still running after 60 s" : "exit", rc,
+			 rc == -1 ? "still running (a hang)" : "exit", rc,
 			 out);
 	}
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(out);
 	free(argv);
 	free(zero);
@@ -270,6 +270,6 @@ int main(void)
 		T(test_large_service),
 	};
 
-	tu_alarm(280, "test_trust_files: a test hangs");
+	tu_alarm(TU_SUITE_HANG_SECONDS, "test_trust_files: a test hangs");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

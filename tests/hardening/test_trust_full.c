@@ -273,6 +273,6 @@ int main(void)
 		cmocka_unit_test(test_full_bases),
 	};
 
-	tu_alarm(280, "test_trust_full: a test hangs");
+	tu_alarm(TU_SUITE_HANG_SECONDS, "test_trust_full: a test hangs");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

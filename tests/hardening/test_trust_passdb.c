@@ -122,7 +122,7 @@ static void locked_cannot_change(void **state)
 	assert_true(hu_has_rc(out, "acct", PAM_PERM_DENIED));
 	free(out);
 	free(err);
-	assert_int_equal(tu_wait_empty(f->tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(f->tmp, TU_HANG_SECONDS), 0);
 }
 
 int main(void)

@@ -92,8 +92,9 @@ static char *drain(int fd)
 
 /*
  * The reader holds the FIFO open and reads nothing: 400 transactions
- * write several times 64 KiB of records.  The program must end (a limit
- * of 60 s, far above the second it takes), every transaction succeed,
+ * write several times 64 KiB of records.  The program must end (within
+ * TU_HANG_SECONDS: only a hang takes that long; a second when idle), every
+ * transaction succeed,
  * and what reached the FIFO be whole records.
  */
 static void test_fifo_not_read(void **state)
@@ -111,10 +112,10 @@ static void test_fifo_not_read(void **state)
 	env = traced_env(c, fifo);
 	argv = trust_argv("alice", steps);
 	pid = tu_spawn(argv, env, &ofd, NULL, -1, TU_SPAWN_MERGE);
-	rc = tu_wait_bounded(pid, 60);	/* (kills it at the limit) */
+	rc = tu_wait_bounded(pid, TU_HANG_SECONDS);	/* (kills it at the limit) */
 	if (rc == -1) {
-		fail_msg("the traced program still runs after 60 s: it blocks "
-			 "on the FIFO nobody reads");
+		fail_msg("the traced program still runs after %d s: it blocks "
+			 "on the FIFO nobody reads", TU_HANG_SECONDS);
 	}
 	out = tu_slurp(ofd, NULL);
 	if (rc != 0 || strstr(out, "txns: 400\n") == NULL ||
@@ -284,6 +285,6 @@ int main(void)
 		T(test_hard_link),
 	};
 
-	tu_alarm(280, "test_trust_trace: a test hangs");
+	tu_alarm(TU_SUITE_HANG_SECONDS, "test_trust_trace: a test hangs");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,7 +103,7 @@ static void test_seteuid_attacker(void **state)
 			 in_conf ? "could" : "could not", p.out);
 	}
 	assert_null(strstr(p.out, "PWRAP_ERROR"));
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(top);
 	free(p.out);
 }
@@ -139,7 +139,7 @@ static void test_seteuid_first_use(void **state)
 		fail_msg("first use as nobody must be refused loudly, the "
 			 "later ones work, nothing left; it said:\n%s", out);
 	}
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(top);
 	free(out);
 }
@@ -168,7 +168,7 @@ static void test_for_a_while_then_for_good(void **state)
 	assert_int_equal(trust_run(c->f.env, "alice", steps, &out), 1);
 	top = trust_first_top(out);
 	if (trust_count_rc(out, "txn", PAM_AUTH_ERR) != 3 ||
-	    stat(top, &st) == 0 || tu_wait_empty(c->f.tmp, 10) != 0) {
+	    stat(top, &st) == 0 || tu_wait_empty(c->f.tmp, TU_HANG_SECONDS) != 0) {
 		fail_msg("the test's file must deny all three, nothing be "
 			 "left; the client said:\n%s", out);
 	}
@@ -199,7 +199,7 @@ static void test_file_kept_across_seteuid(void **state)
 			 "the client said:\n%s", out);
 	}
 	assert_null(strstr(out, "PWRAP_ERROR"));
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(out);
 }
 
@@ -225,7 +225,7 @@ static void test_child_sees_parent_file(void **state)
 			 "client said:\n%s", out);
 	}
 	assert_null(strstr(out, "PWRAP_ERROR"));
-	assert_int_equal(tu_wait_empty(c->f.tmp, 10), 0);
+	assert_int_equal(tu_wait_empty(c->f.tmp, TU_HANG_SECONDS), 0);
 	free(out);
 }
 
@@ -250,7 +250,7 @@ static void test_threads_while_switching(void **state)
 		skip();
 	}
 	rc = trust_run(c->f.env, "alice", steps, &out);
-	left = tu_wait_empty(c->f.tmp, 10) != 0;
+	left = tu_wait_empty(c->f.tmp, TU_HANG_SECONDS) != 0;
 	if (rc != 0 || strstr(out, "threads: abort 0 other 0") == NULL ||
 	    left) {
 		fail_msg("exit %d, %s:\n%s", rc,
@@ -273,6 +273,6 @@ int main(void)
 		T(test_threads_while_switching),
 	};
 
-	tu_alarm(280, "test_trust_uid: a test hangs");
+	tu_alarm(TU_SUITE_HANG_SECONDS, "test_trust_uid: a test hangs");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

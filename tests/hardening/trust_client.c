@@ -14,6 +14,10 @@
  *   dir           prints "dir: $PAM_WRAPPER_RUNTIME_DIR" ("dir: -" unset)
  *   wait          prints "wait", then waits for a byte (or EOF) on fd 3
  *   daemon        daemon(3) (keeping the working directory and stdio)
+ *   stopparent    from now on the parent of a fork stops itself (SIGSTOP)
+ *                 right after it (a fork handler registered after the
+ *                 wrapper's): the parent of daemon(3) ends after its child
+ *   pid           prints "pid: N", this process's pid
  *   setuid:UID    setgid to UID's group number and setuid(UID): a drop
  *   seteuid:UID   seteuid(UID): a temporary switch
  *   childdrop:UID a forked child drops to UID (as setuid:) and ends with
@@ -45,6 +49,7 @@
 #define _GNU_SOURCE
 #include <grp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <security/pam_appl.h>
 #include <stdio.h>
@@ -274,6 +279,12 @@ static int threads(const char *service, const char *user, const char *arg)
 	return ab == 0 && other == 0 ? 0 : 1;
 }
 
+/* The "stopparent" fork handler. */
+static void stop_self(void)
+{
+	raise(SIGSTOP);
+}
+
 int main(int argc, char **argv)
 {
 	int status = 0;
@@ -306,6 +317,10 @@ int main(int argc, char **argv)
 				perror("wait");
 				return 2;
 			}
+		} else if (strcmp(s, "stopparent") == 0) {
+			pthread_atfork(NULL, stop_self, NULL);
+		} else if (strcmp(s, "pid") == 0) {
+			printf("pid: %ld\n", (long)getpid());
 		} else if (strcmp(s, "daemon") == 0) {
 			if (daemon(1, 1) != 0) {
 				perror("daemon");

@@ -14,6 +14,11 @@
  *   ifnull=N     return N when a call succeeds without a response array
  *   ifnullentry=N  return N when a call succeeds with a NULL answer to a
  *                prompt (both checked before the answers are compared)
+ *   logans       log every answer with pam_syslog ("answer: ANSWER", at
+ *                LOG_ERR): a careless module, for the masking tests
+ *   style=N      a message of style N ("lpt style"; a binary or radio
+ *                prompt, or one no PAM knows) answered like a prompt:
+ *                any answer will do, ifnullentry= sees a NULL one
  *   info=TEXT    PAM_TEXT_INFO message; each "%u" in TEXT becomes PAM_USER
  *                (empty when unset), as in Linux-PAM's pam_echo
  *   err=TEXT     PAM_ERROR_MSG message, "%u" likewise
@@ -24,6 +29,8 @@
  *   endstatus    at pam_end() setenv("LPT_END_STATUS", <status>) in the process
  *   getuser      pam_get_user() (libpam prompts for a user not yet known)
  *   sleep=N      sleep N seconds (a transaction that takes a while)
+ *   waitfor=PATH wait until PATH exists (a test acts meanwhile), at most
+ *                600 s (only a hang takes that long), then go on
  *   pidfile=PATH write "<pid>\n" of the process running PAM to PATH (through
  *                PATH.tmp and rename, so a reader sees all of it or nothing)
  *   ret=N        return N (default PAM_SUCCESS) once everything else passed
@@ -36,9 +43,11 @@
  * pam_exec, so that the tests using them run on OpenPAM too.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <security/pam_appl.h>
@@ -52,15 +61,18 @@ struct lpt_batch {
 	char *text[LPT_MAX_MSGS];
 	const char *expect[LPT_MAX_MSGS]; /* answer expected for prompts; argv-owned */
 	long expect_len[LPT_MAX_MSGS];    /* offlen=N prompts: N; else -1 */
+	int any[LPT_MAX_MSGS];            /* style=N: any answer will do */
 	int n;
 	int ifnull;      /* returned for a NULL response array; 0: PAM_AUTH_ERR */
 	int ifnullentry; /* returned for a NULL answer; 0: PAM_AUTH_ERR */
+	int logans;      /* log every answer */
 };
 
 static void lpt_batch_clear(struct lpt_batch *b)
 {
 	int ifnull = b->ifnull;
 	int ifnullentry = b->ifnullentry;
+	int logans = b->logans;
 
 	for (int i = 0; i < b->n; i++) {
 		free(b->text[i]);
@@ -68,6 +80,7 @@ static void lpt_batch_clear(struct lpt_batch *b)
 	memset(b, 0, sizeof(*b));
 	b->ifnull = ifnull;
 	b->ifnullentry = ifnullentry;
+	b->logans = logans;
 }
 
 /* Whether s is the n characters "abcd...zabc...". */
@@ -82,6 +95,22 @@ static int lpt_is_long(const char *s, long n)
 		}
 	}
 	return 1;
+}
+
+/* pam_syslog(pamh, LOG_ERR, "answer: %s", answer): found at run time, since
+ * OpenPAM's libpam has none (the wrapper has it there too); else syslog. */
+static void lpt_log_answer(pam_handle_t *pamh, const char *answer)
+{
+	typedef void logfn(const pam_handle_t *, int, const char *, ...);
+	void *sym = dlsym(RTLD_DEFAULT, "pam_syslog");
+	logfn *f;
+
+	if (sym == NULL) {
+		syslog(LOG_ERR, "answer: %s", answer);
+		return;
+	}
+	memcpy(&f, &sym, sizeof(f));
+	f(pamh, LOG_ERR, "answer: %s", answer);
 }
 
 /* Send the queued messages in one call and check the answers. */
@@ -109,7 +138,12 @@ static int lpt_flush(pam_handle_t *pamh, struct lpt_batch *b)
 	}
 	for (int i = 0; i < b->n; i++) {
 		const char *got = resp != NULL ? resp[i].resp : NULL;
-		int prompt = b->expect[i] != NULL || b->expect_len[i] >= 0;
+		int prompt = b->expect[i] != NULL || b->expect_len[i] >= 0 ||
+			     b->any[i];
+
+		if (prompt && got != NULL && b->logans) {
+			lpt_log_answer(pamh, got);
+		}
 
 		if (prompt && resp == NULL && b->ifnull != 0) {
 			rv = b->ifnull;
@@ -157,6 +191,10 @@ static int lpt_queue(pam_handle_t *pamh, struct lpt_batch *b, int batch,
 	b->text[b->n] = text;
 	b->expect[b->n] = expect;
 	b->expect_len[b->n] = expect_len;
+	b->any[b->n] = expect == NULL && expect_len == -2;
+	if (b->any[b->n]) {
+		b->expect_len[b->n] = -1;
+	}
 	b->n++;
 	return batch ? PAM_SUCCESS : lpt_flush(pamh, b);
 }
@@ -279,6 +317,8 @@ static int lpt_run(pam_handle_t *pamh, const char *fn, int flags,
 			b.ifnull = (int)strtol(argv[i] + 7, NULL, 10);
 		} else if (strncmp(argv[i], "ifnullentry=", 12) == 0) {
 			b.ifnullentry = (int)strtol(argv[i] + 12, NULL, 10);
+		} else if (strcmp(argv[i], "logans") == 0) {
+			b.logans = 1;
 		}
 	}
 	for (int i = 0; i < argc && rv == PAM_SUCCESS; i++) {
@@ -294,6 +334,9 @@ static int lpt_run(pam_handle_t *pamh, const char *fn, int flags,
 		} else if (strncmp(a, "on=", 3) == 0) {
 			rv = lpt_queue(pamh, &b, batch, PAM_PROMPT_ECHO_ON,
 				       strdup("on: "), a + 3, -1);
+		} else if (strncmp(a, "style=", 6) == 0) {
+			rv = lpt_queue(pamh, &b, batch, (int)strtol(a + 6, NULL, 10),
+				       strdup("lpt style"), NULL, -2);
 		} else if (strncmp(a, "info=", 5) == 0) {
 			rv = lpt_queue(pamh, &b, batch, PAM_TEXT_INFO,
 				       lpt_expand(pamh, a + 5), NULL, -1);
@@ -319,6 +362,11 @@ static int lpt_run(pam_handle_t *pamh, const char *fn, int flags,
 			sleep((unsigned int)strtoul(a + 6, NULL, 10));
 		} else if (strncmp(a, "pidfile=", 8) == 0) {
 			rv = lpt_pidfile(a + 8);
+		} else if (strncmp(a, "waitfor=", 8) == 0) {
+			for (long n = 0; n < 60000 && access(a + 8, F_OK) != 0;
+			     n++) {
+				usleep(10000);
+			}
 		} else if (strncmp(a, "ret=", 4) == 0) {
 			ret = (int)strtol(a + 4, NULL, 10);
 		}

@@ -27,6 +27,12 @@
 
 #define M LPT_MODULE
 
+/* What pam_lpt_test returns when the conversation succeeded but left a
+ * prompt's answer NULL (its option ifnullentry=, written as @NULL@ in the
+ * services below): upstream's libpamtest answers a prompt it has no answer
+ * for so, and pam_matrix returns PAM_CRED_ERR for it, as here. */
+#define NULL_ANSWER PAM_CRED_ERR
+
 /* PAM_SILENT's value, as the test module reads it from its options */
 #if defined(PWRAP_OPENPAM)
 #define SILENT_VALUE "-2147483648"
@@ -53,10 +59,10 @@ static const struct lpt_service services[] = {
 	  "account required " M " ret=13\n" },
 	{ "flags", "auth required " M " flags=" SILENT_VALUE "\n" },
 	{ "answers",
-	  "auth required " M " off=a1 off=a2 on=b1\n"
-	  "account required " M " off=a3 on=b2\n"
-	  "password required " M " off=a4\n" },
-	{ "onprompt", "auth required " M " on=b1\n" },
+	  "auth required " M " off=a1 off=a2 on=b1 ifnullentry=@NULL@\n"
+	  "account required " M " off=a3 on=b2 ifnullentry=@NULL@\n"
+	  "password required " M " off=a4 ifnullentry=@NULL@\n" },
+	{ "onprompt", "auth required " M " on=b1 ifnullentry=@NULL@\n" },
 	{ "msgs", "auth required " M " info=i1 err=e1 info=i2 err=e2\n" },
 	{ "manymsgs",
 	  "auth required " M " info=m1 info=m2 info=m3 err=x1 err=x2\n" },
@@ -68,17 +74,46 @@ static const struct lpt_service services[] = {
 	  "auth required pam_chatty.so num_lines=1 info\n"
 	  "auth required pam_permit.so\n" },
 	{ "batch",
-	  "auth required " M " batch info=bi off=p1 err=be on=p2\n" },
+	  "auth required " M " batch info=bi off=p1 err=be on=p2 "
+	  "ifnullentry=@NULL@\n" },
 	{ "keep",
 	  "auth required " M " off=first endstatus\n"
 	  "account required " M " off=second\n"
 	  "session required " M " info=kept_info err=kept_err\n" },
 	{ "endok", "auth required " M " endstatus\n" },
+	/* binary (Linux-PAM's PAM_BINARY_PROMPT), radio (PAM_RADIO_TYPE) and
+	 * an unknown style: a NULL answer makes auth return NULL_ANSWER;
+	 * account's prompt after one must get its answer all the same */
+	{ "styles",
+	  "auth required " M " style=7 style=5 style=99 ifnullentry=@NULL@\n"
+	  "account required " M " batch style=5 off=a1\n" },
 };
 
 struct lpt_state {
 	char *svcdir;
 };
+
+/* text with each "@NULL@" as NULL_ANSWER's value (malloc'd). */
+static char *with_null_answer(const char *text)
+{
+	char num[16];
+	size_t cap = strlen(text) * 2 + 1, o = 0;
+	char *out = malloc(cap);
+
+	assert_non_null(out);
+	snprintf(num, sizeof(num), "%d", NULL_ANSWER);
+	for (const char *p = text; *p != '\0';) {
+		if (strncmp(p, "@NULL@", 6) == 0) {
+			memcpy(out + o, num, strlen(num));
+			o += strlen(num);
+			p += 6;
+		} else {
+			out[o++] = *p++;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
 
 static int group_setup(void **state)
 {
@@ -91,8 +126,10 @@ static int group_setup(void **state)
 	}
 	st->svcdir = tu_svcdir_new("lpt");
 	for (size_t i = 0; i < sizeof(services) / sizeof(services[0]); i++) {
-		tu_write_text(st->svcdir, services[i].name,
-			      services[i].content);
+		char *text = with_null_answer(services[i].content);
+
+		tu_write_text(st->svcdir, services[i].name, text);
+		free(text);
 	}
 	if (asprintf(&envsvc,
 		     "session required %s putenv=LPT_FOO=bar\n"
@@ -101,6 +138,15 @@ static int group_setup(void **state)
 		return -1;
 	}
 	tu_write_text(st->svcdir, "env", envsvc);
+	free(envsvc);
+	/* pam_matrix with a passdb of its own, beside the services (a file
+	 * named passdb is no service any test uses) */
+	tu_write_text(st->svcdir, "passdb", "trinity:secret:matrix\n");
+	if (asprintf(&envsvc, "auth required pam_matrix.so passdb=%s/passdb\n",
+		     st->svcdir) < 0) {
+		return -1;
+	}
+	tu_write_text(st->svcdir, "matrix", envsvc);
 	free(envsvc);
 	/* Every operation returns a different code (the implementation's
 	 * values of the names). */
@@ -396,6 +442,10 @@ static void test_answers_in_order(void **state)
 	}
 }
 
+/* A prompt with no answer left gets a NULL response in a conversation
+ * that succeeds, as upstream's libpamtest gives (upstream 1.1.5's
+ * test_pam_authenticate_null_password relies on it); 9c82650 failed the
+ * conversation (PAM_CONV_ERR). */
 static void test_answers_run_out(void **state)
 {
 	/* Exactly two slots: reading a third would be an invalid read. */
@@ -403,11 +453,11 @@ static void test_answers_run_out(void **state)
 	const char **on = malloc(2 * sizeof(*on));
 	struct pamtest_conv_data conv_data = { .in_echo_off = off, .in_echo_on = on };
 	struct pam_testcase auth[] = {
-		pam_test(PAMTEST_AUTHENTICATE, PAM_CONV_ERR),
+		pam_test(PAMTEST_AUTHENTICATE, NULL_ANSWER),
 	};
 	struct pam_testcase both[] = {
 		pam_test(PAMTEST_AUTHENTICATE, PAM_SUCCESS),
-		pam_test(PAMTEST_ACCOUNT, PAM_CONV_ERR),
+		pam_test(PAMTEST_ACCOUNT, NULL_ANSWER),
 	};
 
 	(void)state;
@@ -438,10 +488,12 @@ static void test_answers_run_out(void **state)
 	free(on);
 }
 
+/* No conv_data (upstream crashes): every prompt is answered NULL, as when
+ * the answers run out. */
 static void test_null_conv_data(void **state)
 {
 	struct pam_testcase prompt[] = {
-		pam_test(PAMTEST_AUTHENTICATE, PAM_CONV_ERR),
+		pam_test(PAMTEST_AUTHENTICATE, NULL_ANSWER),
 	};
 	struct pam_testcase msgs[] = {
 		pam_test(PAMTEST_AUTHENTICATE, PAM_SUCCESS),
@@ -467,26 +519,72 @@ static void test_null_answer_arrays(void **state)
 	struct pamtest_conv_data only_on = { .in_echo_on = on };
 	struct pamtest_conv_data only_off = { .in_echo_off = off };
 	struct pamtest_conv_data empty = { .in_echo_off = NULL };
-	struct pam_testcase conv_err[] = {
-		pam_test(PAMTEST_AUTHENTICATE, PAM_CONV_ERR),
+	/* a NULL list (upstream crashes) reads as an empty one */
+	struct pam_testcase null_answer[] = {
+		pam_test(PAMTEST_AUTHENTICATE, NULL_ANSWER),
 	};
 	struct pam_testcase ok[] = {
 		pam_test(PAMTEST_AUTHENTICATE, PAM_SUCCESS),
 	};
 
 	(void)state;
-	assert_int_equal(run_pamtest("answers", "trinity", &only_on, conv_err),
+	assert_int_equal(run_pamtest("answers", "trinity", &only_on, null_answer),
 			 PAMTEST_ERR_OK);
-	assert_int_equal(run_pamtest("answers", "trinity", &only_off, conv_err),
+	assert_int_equal(run_pamtest("answers", "trinity", &only_off, null_answer),
 			 PAMTEST_ERR_OK);
-	assert_int_equal(run_pamtest("onprompt", "trinity", &only_off, conv_err),
+	assert_int_equal(run_pamtest("onprompt", "trinity", &only_off, null_answer),
 			 PAMTEST_ERR_OK);
-	assert_int_equal(run_pamtest("onprompt", "trinity", &empty, conv_err),
+	assert_int_equal(run_pamtest("onprompt", "trinity", &empty, null_answer),
 			 PAMTEST_ERR_OK);
 	assert_int_equal(run_pamtest("onprompt", "trinity", &only_on, ok),
 			 PAMTEST_ERR_OK);
 	/* Messages with NULL buffer arrays are dropped. */
 	assert_int_equal(run_pamtest("msgs", "trinity", &empty, ok), PAMTEST_ERR_OK);
+}
+
+/* Upstream 1.1.5's test_pam_authenticate_null_password, here: no answer
+ * for pam_matrix's password prompt gives it a NULL password in a
+ * conversation that succeeded, for which it returns PAM_CRED_ERR (9c82650:
+ * PAM_AUTHINFO_UNAVAIL, from a failed conversation). */
+static void test_null_password_as_upstream(void **state)
+{
+	const char *empty_authtoks[] = { NULL };
+	const char *right[] = { "secret", NULL };
+	struct pamtest_conv_data conv_data = { .in_echo_off = empty_authtoks };
+	struct pam_testcase tests[] = {
+		pam_test(PAMTEST_AUTHENTICATE, PAM_CRED_ERR),
+	};
+	struct pam_testcase ok[] = {
+		pam_test(PAMTEST_AUTHENTICATE, PAM_SUCCESS),
+	};
+
+	(void)state;
+	assert_int_equal(run_pamtest("matrix", "trinity", &conv_data, tests),
+			 PAMTEST_ERR_OK);
+	/* no conv_data at all (upstream crashes there): the same */
+	assert_int_equal(run_pamtest("matrix", "trinity", NULL, tests),
+			 PAMTEST_ERR_OK);
+	conv_data.in_echo_off = right;
+	assert_int_equal(run_pamtest("matrix", "trinity", &conv_data, ok),
+			 PAMTEST_ERR_OK);
+}
+
+/* Messages of a style the conversation does not know (binary, radio, any
+ * other) get a NULL response and the call succeeds, as upstream's does
+ * (9c82650 failed the conversation); the prompts around them still get
+ * their answers. */
+static void test_other_styles_answered_null(void **state)
+{
+	const char *off[] = { "a1", NULL };
+	struct pamtest_conv_data conv_data = { .in_echo_off = off };
+	struct pam_testcase tests[] = {
+		pam_test(PAMTEST_AUTHENTICATE, NULL_ANSWER),
+		pam_test(PAMTEST_ACCOUNT, PAM_SUCCESS),
+	};
+
+	(void)state;
+	assert_int_equal(run_pamtest("styles", "trinity", &conv_data, tests),
+			 PAMTEST_ERR_OK);
 }
 
 static void test_messages_copied(void **state)
@@ -638,10 +736,11 @@ static void test_batched_conversation(void **state)
 	assert_string_equal(info, "bi");
 	assert_string_equal(err, "be");
 
-	/* A batch whose second prompt has no answer fails as a whole. */
+	/* A batch whose second prompt has no answer gets a NULL response for
+	 * it, the rest as usual. */
 	{
 		struct pam_testcase fail[] = {
-			pam_test(PAMTEST_AUTHENTICATE, PAM_CONV_ERR),
+			pam_test(PAMTEST_AUTHENTICATE, NULL_ANSWER),
 		};
 		conv_data.in_echo_on = NULL;
 		assert_int_equal(run_pamtest("batch", "trinity", &conv_data, fail),
@@ -991,7 +1090,8 @@ static void test_pointer_and_count(void **state)
 	assert_int_equal(run_pamtest_n("answers", "trinity", &conv_data, list, n),
 			 PAMTEST_ERR_OK);
 	assert_null(_pamtest_failed_case(list, n));
-	list[0] = (struct pam_testcase)pam_test(PAMTEST_ACCOUNT, PAM_CONV_ERR);
+	/* no conv_data this time: account's prompt is answered NULL */
+	list[0] = (struct pam_testcase)pam_test(PAMTEST_ACCOUNT, NULL_ANSWER);
 	assert_int_equal(run_pamtest_n(NULL, NULL, NULL, list, 1, list[2].case_out.ph),
 			 PAMTEST_ERR_OK);
 	free(list);
@@ -1022,6 +1122,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(test_answers_run_out, reset_end_status),
 		cmocka_unit_test_setup(test_null_conv_data, reset_end_status),
 		cmocka_unit_test_setup(test_null_answer_arrays, reset_end_status),
+		cmocka_unit_test_setup(test_null_password_as_upstream,
+				       reset_end_status),
+		cmocka_unit_test_setup(test_other_styles_answered_null,
+				       reset_end_status),
 		cmocka_unit_test_setup(test_messages_copied, reset_end_status),
 		cmocka_unit_test_setup(test_stock_pam_echo, reset_end_status),
 		cmocka_unit_test_setup(test_bare_pam_chatty, reset_end_status),

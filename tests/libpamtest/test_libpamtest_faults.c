@@ -62,6 +62,7 @@ static const struct lpt_service services[] = {
 	{ "plain", "auth required " M " off=a1\n" },
 	{ "msgs", "auth required " M " info=i1 info=i2 err=e1\n" },
 	{ "long", "auth required " M " offlen=2048\n" },
+	{ "longnull", "auth required " M NULLOPTS " offlen=2048\n" },
 	{ "long600", "auth required " M " offlen=600\n" },
 	{ "longon", "auth required " M " on=x offlen=2048\n" },
 	{ "longthen", "auth required " M " offlen=2048 off=a1\n" },
@@ -281,8 +282,9 @@ static void test_long_answer(void **state)
 			 PAMTEST_ERR_OK);
 	assert_int_equal(auth_with("long600", NULL, &l599, PAM_AUTH_ERR),
 			 PAMTEST_ERR_OK);
-	/* Not on call 1: that prompt finds no answer in the (empty) list. */
-	assert_int_equal(auth_with("long", NULL, &at2, PAM_CONV_ERR),
+	/* Not on call 1: that prompt finds no answer in the (empty) list and
+	 * is answered NULL (as upstream's conversation does). */
+	assert_int_equal(auth_with("longnull", NULL, &at2, IFNULLENTRY),
 			 PAMTEST_ERR_OK);
 	assert_true(PAMTEST_CONV_LONG_ANSWER_LEN > PAM_MAX_RESP_SIZE);
 	assert_int_equal(PAMTEST_CONV_LONG_ANSWER_LEN, 2048);

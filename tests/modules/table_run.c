@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -21,7 +23,7 @@
 #include "table.h"
 #include "testutil.h"
 
-#define TB_TIMEOUT 5.0
+#define TB_TIMEOUT TU_HANG_SECONDS
 
 /* ---- strings ------------------------------------------------------------ */
 
@@ -256,6 +258,42 @@ void tb_transact(const struct tb_ctx *x, struct tb_obs *o)
 	tb_setenv(x, true);
 }
 
+/*
+ * The wait for the child of a row whose passdb is a FIFO without a writer:
+ * a module that opened it for reading waits for a writer that never comes
+ * (in open or in read), which is the hang the row observes.  That it
+ * opened the FIFO shows as our non-blocking open for writing succeeding
+ * (it fails with ENXIO while no one reads), so the hang is told by what
+ * the child did, not by a time limit (TB_TIMEOUT stays the bound).
+ * Returns as tu_wait_bounded does, -1 for the hang.
+ */
+static int tb_wait_fifo(pid_t pid, const char *fifo)
+{
+	double end = tu_now() + TB_TIMEOUT;
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+		int fd;
+
+		if (r == pid) {
+			return WIFEXITED(st) ? WEXITSTATUS(st)
+					     : -2 - WTERMSIG(st);
+		}
+		fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (r < 0 || fd >= 0 || tu_now() > end) {
+			/* killed before our end closes: no EOF reaches it */
+			kill(pid, SIGKILL);
+			(void)waitpid(pid, &st, 0);
+			if (fd >= 0) {
+				close(fd);
+			}
+			return -1;
+		}
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+}
+
 /* Upstream's rows in a child: crashes and hangs are observations. */
 void tb_transact_child(const struct tb_ctx *x, struct tb_obs *o)
 {
@@ -285,7 +323,8 @@ void tb_transact_child(const struct tb_ctx *x, struct tb_obs *o)
 		fputs(o->penv ? o->penv : "", f);
 		_exit(fclose(f) == 0 ? 0 : 3);
 	}
-	o->status = tu_wait_bounded(pid, TB_TIMEOUT);
+	o->status = x->r->kind == TB_FIFO ? tb_wait_fifo(pid, x->passdb)
+					  : tu_wait_bounded(pid, TB_TIMEOUT);
 	if (o->status != 0) {
 		(void)unlink(path);
 		free(path);

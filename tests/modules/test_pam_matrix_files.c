@@ -31,21 +31,20 @@
 #define BLOCKED_MSG "timed out: opening or reading the passdb blocked\n"
 
 /* Authentication and account check with a passdb that is not a regular
- * file or is too big: PAM_AUTHINFO_UNAVAIL within a second, no prompt,
+ * file or is too big: PAM_AUTHINFO_UNAVAIL without blocking, no prompt,
  * and the reason logged with the file's name. */
 static void check_refused(const struct mt_env *t, const char *passdb,
 			  const char *reason)
 {
 	char want[PATH_MAX + 128];
 	struct mt_conv c;
-	double t0 = tu_now();
 
 	mt_service(t, "svc",
 		   "auth    required %s/pam_matrix.so passdb=%s\n"
 		   "account required %s/pam_matrix.so passdb=%s\n",
 		   t->moddir, passdb, t->moddir, passdb);
 	snprintf(want, sizeof(want), "%s: %s", passdb, reason);
-	tu_alarm(10, BLOCKED_MSG);
+	tu_alarm(TU_HANG_SECONDS, BLOCKED_MSG);
 	mt_log_clear();
 	mt_conv_init(&c, 1, "secret");
 	assert_int_equal(mt_run(t, "svc", "alice", &c, MT_AUTH, 0),
@@ -64,7 +63,6 @@ static void check_refused(const struct mt_env *t, const char *passdb,
 	assert_true(mt_log_has(want));
 	alarm(0);
 	mt_log_clear();
-	assert_true(tu_now() - t0 < 1.0);
 }
 
 /* Upstream and our earlier versions blocked for ever in open(). */
@@ -198,7 +196,7 @@ static void files_rewritten_in_place(void **state)
 		free(b);
 		_exit(bad != PAM_SUCCESS ? 1 : 0);
 	}
-	st = tu_wait_bounded(worker, 60.0);
+	st = tu_wait_bounded(worker, TU_HANG_SECONDS);
 	tu_kill_wait(writer);
 	free(a);
 	free(b);

@@ -32,12 +32,24 @@ wrapped() {
 		pamtester "$@" >"$out" 2>"$err"
 }
 
-# slowly LINE...: one line at a time.  misc_conv reads stdin with a single
-# read(2) per prompt, so lines written together would all go to the first.
+# slowly LINE...: one line at a time, each once pamtester has asked for it
+# (its Nth password prompt is in $out or $err).  misc_conv reads stdin with
+# a single read(2) per prompt, so lines written together would all go to
+# the first; waiting for the prompt, not for some time, holds on a loaded
+# machine too (600 s without it: only a hang).  The caller removes $out and
+# $err first: the other side of the pipe makes them anew.
 slowly() {
+	n=0
 	for line in "$@"; do
+		n=$((n + 1))
+		tries=0
+		until [ "$(cat "$out" "$err" 2>/dev/null |
+			   grep -o -i password | wc -l)" -ge "$n" ] ||
+		      [ "$tries" -ge 12000 ]; do
+			tries=$((tries + 1))
+			sleep 0.05
+		done
 		printf '%s\n' "$line"
-		sleep 1
 	done
 }
 
@@ -79,6 +91,7 @@ check "acct_mgmt other service" 1 $rc "Permission denied"
 rc=0; wrapped svc alice open_session close_session </dev/null || rc=$?
 check "sessions" 0 $rc "session has successfully been closed"
 
+rm -f "$out" "$err"
 rc=0; slowly secret n3w n3w | wrapped svc alice chauthtok || rc=$?
 check "chauthtok" 0 $rc "altered successfully"
 check "chauthtok prompts" 0 $rc "Old password: New Password :Verify New Password :"
@@ -92,6 +105,7 @@ fi
 rc=0; echo n3w | wrapped svc alice authenticate || rc=$?
 check "new password works" 0 $rc "successfully authenticated"
 
+rm -f "$out" "$err"
 rc=0; slowly n3w one two | wrapped svc alice chauthtok || rc=$?
 check "chauthtok mismatch" 1 $rc "Passwords do not match"
 

@@ -19,6 +19,12 @@ import time
 
 import pytest
 
+# How long a test waits for anything before it calls it a hang: far above
+# any honest time, on a loaded CI machine too (ctest -j4 on two busy cores),
+# so that only a hang reaches it.  No test asserts how fast something is.
+# (The C tests' TU_HANG_SECONDS, tests/common/testutil.h.)
+HANG = 600
+
 
 # --- directories and files ------------------------------------------------
 
@@ -147,7 +153,7 @@ def child_env(drop=(), **values):
     return env
 
 
-def run(argv, env, stdin_text=None, timeout=30):
+def run(argv, env, stdin_text=None, timeout=HANG):
     """Runs argv to completion (bounded), its stdin stdin_text or
     /dev/null, and returns the CompletedProcess (text stdout/stderr)."""
     return subprocess.run(argv, env=env, input=stdin_text,
@@ -156,9 +162,9 @@ def run(argv, env, stdin_text=None, timeout=30):
                           capture_output=True, text=True, timeout=timeout)
 
 
-def wait_until(predicate, timeout=10.0, step=0.05):
-    """Polls predicate() until it is true or timeout seconds passed; its
-    last value."""
+def wait_until(predicate, timeout=HANG, step=0.05):
+    """Polls predicate() until it is true or timeout seconds passed (by
+    default HANG: only a hang gets there); its last value."""
     end = time.monotonic() + timeout
     while True:
         value = predicate()

@@ -19,7 +19,7 @@ import pytest
 
 import pypamtest
 from conftest import our_module
-from pwrap_fixtures import TempDir
+from pwrap_fixtures import HANG, TempDir
 
 AUTH = pypamtest.PAMTEST_AUTHENTICATE
 ACCOUNT = pypamtest.PAMTEST_ACCOUNT
@@ -184,6 +184,6 @@ def test_handle_alive_at_interpreter_exit(handle_svc):
         print("kept", type(keep.pam_handle).__name__)
         """)
     proc = subprocess.run([sys.executable, "-c", code], env=os.environ,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=HANG)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "kept PyCapsule\n"

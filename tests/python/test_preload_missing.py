@@ -14,6 +14,7 @@ import sys
 import pytest
 
 import pypamtest
+from pwrap_fixtures import HANG
 
 CHILD = r"""
 import os, sys
@@ -42,7 +43,7 @@ def run_unwrapped(**env):
         child_env["LD_PRELOAD"] = ":".join(sanitizers)
     child_env.update(env)
     return subprocess.run([sys.executable, "-c", CHILD], env=child_env,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=HANG)
 
 
 def test_missing_preload_is_an_error(svc):

@@ -5,12 +5,12 @@
 # service directory changing inside one process and the GIL being released.
 import os
 import threading
-import time
 
 import pytest
 
 import pypamtest
 from conftest import OPENPAM, lpt_module, our_module
+from pwrap_fixtures import wait_until
 
 AUTH = pypamtest.PAMTEST_AUTHENTICATE
 SETCRED = pypamtest.PAMTEST_SETCRED
@@ -432,10 +432,18 @@ def test_each_test_has_its_own_service_dir(svc, module, rv):
 
 # -- the GIL ------------------------------------------------------------------
 
-def test_gil_is_released_during_pam(svc):
+def test_gil_is_released_during_pam(svc, tmp_path):
+    """While a module waits in the middle of a transaction (pam_lpt_test's
+    waitfor=: until a file exists), this thread runs Python: it sees the
+    module waiting and makes the file.  Had run_pamtest kept the GIL, this
+    thread could run only once the transaction had ended: the module would
+    have waited its 600 s out (waitfor's bound) and the transaction would be
+    over before this thread saw it waiting.  No timing: order only."""
     db = svc.passdb(("alice", "secret", "svc"))
+    waiting, go = tmp_path / "waiting", tmp_path / "go"
     svc.service("svc", "auth optional %s info=before" % lpt_module(),
-                "auth required %s sleep=3" % lpt_module(),
+                "auth required %s pidfile=%s waitfor=%s" % (lpt_module(),
+                                                           waiting, go),
                 "auth required %s passdb=%s" % (our_module("pam_matrix.so"), db),
                 "auth optional %s info=after" % lpt_module())
     out = {}
@@ -447,19 +455,17 @@ def test_gil_is_released_during_pam(svc):
         except BaseException as e:  # reported by the main thread
             out["err"] = e
 
-    start = time.monotonic()
     t = threading.Thread(target=run)
     t.start()
-    time.sleep(0.5)
-    woke = time.monotonic() - start
-    t.join()
-    took = time.monotonic() - start
+    try:
+        assert wait_until(lambda: waiting.exists() or not t.is_alive())
+        during = t.is_alive() and not out
+    finally:
+        go.touch()
+        t.join()
     assert "err" not in out, out.get("err")
     assert out["res"].info == ("before", "after")
-    assert took >= 3
-    # Had run_pamtest kept the GIL, this thread could not have woken
-    # before the PAM transaction (and its 3 s sleep) had ended.
-    assert woke < 2, woke
+    assert during, "this thread ran only after the transaction had ended"
 
 
 def test_concurrent_transactions(svc):

@@ -118,6 +118,16 @@ class RunAgainstMatrix(ResultAssertions):
             str(cm.exception))
         self.assertTrue(re.search(pattern, str(cm.exception)))
 
+    def test_no_answer_left(self):
+        # Upstream's conversation answers a prompt it has no answer for
+        # with a NULL response, and pam_matrix returns PAM_CRED_ERR for it
+        # (9c82650 failed the conversation: PAM_AUTHINFO_UNAVAIL).
+        case = pypamtest.TestCase(pypamtest.PAMTEST_AUTHENTICATE,
+                                  pypamtest.PAM_CRED_ERR)
+        for answers in ([], None):
+            res = pypamtest.run_pamtest("trinity", "matrix_py", [case], answers)
+            self.assertIsNotNone(res)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -29,9 +29,14 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 
 import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "pytest_common"))
+from pwrap_fixtures import HANG  # noqa: E402
 
 SRC = os.environ.get("PWRAP_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 README = os.path.join(SRC, "README.md")
@@ -178,7 +183,7 @@ def test_block(block, scratch):
            else ["bash", "-e", "-o", "pipefail", "-c", block.text])
     r = subprocess.run(cmd, cwd=scratch, env=installed_env(),
                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, timeout=300)
+                       stderr=subprocess.STDOUT, text=True, timeout=HANG)
     print(r.stdout)
     assert r.returncode == 0, "README.md line %d exited %d:\n%s\n--- output:\n%s" % (
         block.line, r.returncode, block.text, r.stdout)

@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 os.pardir, "pytest_common"))
-from pwrap_fixtures import child_env, mkdtemp, remove_tree, run  # noqa: E402,F401
+from pwrap_fixtures import HANG, child_env, mkdtemp, remove_tree, run  # noqa: E402,F401
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
@@ -74,7 +74,7 @@ def as_normal_user(argv):
     return list(argv)
 
 
-def pamtest(*args, user=True, env=None, timeout=120):
+def pamtest(*args, user=True, env=None, timeout=HANG):
     """pamtest ARGS (as a normal user unless user=False); the
     CompletedProcess."""
     argv = [bin_path("pamtest")] + list(args)

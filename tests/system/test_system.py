@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from conftest import (HERE, as_normal_user, bin_path, chown_normal, clean_env,
+from conftest import (HANG, HERE, as_normal_user, bin_path, chown_normal, clean_env,
                       cwrap_lib, pamtest, report_count, run)
 
 DEBIAN = os.path.join(HERE, "debian")
@@ -123,7 +123,7 @@ def test_authselect_stack(tmpdir_normal):
     assert "pam_sss becomes pam_matrix.so as=pam_sss" in r.stderr
 
 
-def launcher(*args, user=False, env=None, timeout=120):
+def launcher(*args, user=False, env=None, timeout=HANG):
     argv = [bin_path("pam_wrapper")] + list(args)
     return run(as_normal_user(argv) if user else argv,
                env if env is not None else clean_env(), timeout=timeout)
@@ -148,7 +148,7 @@ def test_faillock_state_is_private(tmpdir_normal):
             "    prompt \"Password: \" answer \"bad-%d\"\n" % i
             for i in range(3)))
     chown_normal(tmpdir_normal)
-    r = run(as_normal_user([bin_path("pamtest"), scen]), env, timeout=120)
+    r = run(as_normal_user([bin_path("pamtest"), scen]), env)
     assert r.returncode == 0, r.stdout + r.stderr
     tally = os.path.join(prepared, "state", "faillock", "carol")
     assert os.path.getsize(tally) > 0
@@ -323,7 +323,7 @@ def test_nothing_written_below_etc_var_run(tmpdir_normal):
                            "-e", "trace=%file,%desc", bin_path("pamtest")]
                           + scens)
     r = subprocess.run(argv, env=clean_env(), capture_output=True, text=True,
-                       timeout=300, stdin=subprocess.DEVNULL)
+                       timeout=HANG, stdin=subprocess.DEVNULL)
     if "ptrace" in r.stderr and "Operation not permitted" in r.stderr:
         pytest.skip("strace cannot trace here (ptrace not permitted): "
                     + r.stderr.strip())

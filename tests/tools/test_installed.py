@@ -35,17 +35,17 @@ def test_installed_tools_find_the_installed_wrapper(prefix):
     with temp_dir("tools-inst-run.") as tmp:
         env = clean_env(tmp)
         r = run([os.path.join(prefix, "bin/pam_wrapper"), "-u", "bob:secret:svc",
-                 "/bin/sh", "-c", 'echo "$LD_PRELOAD"'], env, timeout=120)
+                 "/bin/sh", "-c", 'echo "$LD_PRELOAD"'], env)
         assert r.returncode == 0, r.stderr
         assert r.stdout.strip().split(":")[-1].startswith(prefix + "/")
         r = run([os.path.join(prefix, "bin/pam_wrapper"), "-u", "bob:secret:svc",
-                 APP, "svc", "bob", "secret"], env, timeout=120)
+                 APP, "svc", "bob", "secret"], env)
         assert r.returncode == 0, r.stdout + r.stderr
         scen = sorted(glob.glob(os.path.join(prefix, "share/doc/*/examples/scenarios/*.pamtest")))
         if os.environ.get("PWRAP_PAM_KIND") == "OpenPAM":
             # (these two need Linux-PAM: see test_pamtest.py)
             scen = [s for s in scen if os.path.basename(s)
                     not in ("set-get-items.pamtest", "login.pamtest")]
-        r = run([os.path.join(prefix, "bin/pamtest"), "-f", "tap", *scen], env, timeout=120)
+        r = run([os.path.join(prefix, "bin/pamtest"), "-f", "tap", *scen], env)
         assert r.returncode == 0, r.stdout + r.stderr
         assert os.listdir(tmp) == []

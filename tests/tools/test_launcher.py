@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tools_helpers import APP, LAUNCHER, LIB, PAMTEST, write_file
+from tools_helpers import APP, HANG, LAUNCHER, LIB, PAMTEST, write_file
 
 SH = "/bin/sh"
 
@@ -163,7 +163,7 @@ def test_keep(tenv):
     assert sorted(os.listdir(os.path.join(tenv.tmpdir, kept[0]))) == ["passdb", "svc"]
 
 
-def wait_for(path, proc, timeout=30):
+def wait_for(path, proc, timeout=HANG):
     """Wait until the wrapped command has written path (it is ready)."""
     deadline = time.time() + timeout
     while not os.path.exists(path):
@@ -176,13 +176,13 @@ def test_cleanup_when_the_launcher_is_terminated(tenv, workdir):
     # SIGTERM to the launcher goes on to the command; the directory still goes.
     mark = os.path.join(workdir, "ready")
     p = subprocess.Popen([LAUNCHER, "-u", "bob:secret:svc", SH, "-c",
-                          f"echo > {mark}; exec sleep 30"],
+                          f"echo > {mark}; exec sleep {HANG}"],
                          env=tenv.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_for(mark, p)
         assert [d for d in tenv.leftovers() if d.startswith("pwrap_launch.")]
         p.send_signal(signal.SIGTERM)
-        rc = p.wait(timeout=30)
+        rc = p.wait(timeout=HANG)
     finally:
         if p.poll() is None:
             p.kill()
@@ -195,13 +195,13 @@ def test_sigint_is_forwarded_once(tenv, workdir):
     mark = os.path.join(workdir, "ready")
     p = subprocess.Popen([LAUNCHER, "-u", "bob:secret:svc", SH, "-c",
                           "trap 'echo got-int; kill $!; exit 5' INT; "
-                          f"sleep 30 >/dev/null 2>&1 & echo > {mark}; wait"],
+                          f"sleep {HANG} >/dev/null 2>&1 & echo > {mark}; wait"],
                          env=tenv.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     try:
         wait_for(mark, p)
         p.send_signal(signal.SIGINT)
-        out, _ = p.communicate(timeout=30)
+        out, _ = p.communicate(timeout=HANG)
     finally:
         if p.poll() is None:
             p.kill()

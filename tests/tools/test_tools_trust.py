@@ -16,14 +16,14 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tools_helpers import APP, LAUNCHER, LIB, PAMTEST, write_file
+from tools_helpers import APP, HANG, LAUNCHER, LIB, PAMTEST, write_file
 
 SH = "/bin/sh"
 MODDIR = os.environ.get("PWRAP_MODULE_DIR", os.path.join(os.path.dirname(LIB), "pam_wrapper"))
 OPENPAM = os.environ.get("PWRAP_PAM_KIND") == "OpenPAM"
 
 
-def wait_for(path, proc, timeout=60):
+def wait_for(path, proc, timeout=HANG):
     """Wait until path has content (the command is ready)."""
     deadline = time.time() + timeout
     while not (os.path.exists(path) and os.path.getsize(path) > 0):
@@ -33,7 +33,7 @@ def wait_for(path, proc, timeout=60):
     time.sleep(0.05)  # the line is complete
 
 
-def gone(pid, timeout=30):
+def gone(pid, timeout=HANG):
     """Whether process pid has ended (a zombie counts as ended)."""
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -120,7 +120,7 @@ def signal_when_ready(tenv, argv, mark, sig, pids, while_running=None, **popen):
         if while_running is not None:
             while_running()
         p.send_signal(sig)
-        out, err = p.communicate(timeout=60)
+        out, err = p.communicate(timeout=HANG)
     finally:
         if p.poll() is None:
             p.kill()
@@ -140,10 +140,10 @@ def test_launcher_signal_reaches_the_command_and_cleans_up(tenv, workdir, sig):
     try:
         rc, _, err = signal_when_ready(
             tenv, [LAUNCHER, "-u", "bob:secret:svc", SH, "-c",
-                   f"echo $$ > {mark}; exec sleep 60"], mark, sig, pids, private_dir_there)
+                   f"echo $$ > {mark}; exec sleep {HANG}"], mark, sig, pids, private_dir_there)
     finally:
         for pid in pids:
-            if not gone(pid, timeout=1):
+            if not gone(pid):
                 kill_quietly(pid)
                 pytest.fail("the command kept running")
     assert rc == 128 + sig, err
@@ -164,7 +164,7 @@ def test_launcher_keeps_ignored_signals_ignored(tenv, workdir):
 
 BLOCKING = """\
 service svc
-    auth required {lpt} pidfile={mark} sleep=60
+    auth required {lpt} pidfile={mark} sleep={hang}
     auth required pam_matrix.so passdb=${{PASSDB}}
 user bob secret
 run authenticate
@@ -181,7 +181,7 @@ def test_pamtest_signal_cleans_up(tenv, workdir, sig):
     mark = os.path.join(workdir, "pid")
     lpt = os.environ.get("PWRAP_LPT_MODULE")
     assert lpt, "PWRAP_LPT_MODULE (pam_lpt_test.so) is not set: run under ctest"
-    sc = write_file(workdir, "s.pamtest", BLOCKING.format(lpt=lpt, mark=mark))
+    sc = write_file(workdir, "s.pamtest", BLOCKING.format(lpt=lpt, mark=mark, hang=HANG))
     pids = []
 
     def private_dir_there():
@@ -336,7 +336,7 @@ def test_launcher_relative_tmpdir_and_chdir(tenv):
     cmd = login_without_env_passdb("svc", "bob", "secret")
     r = subprocess.run([LAUNCHER, "-u", "bob:secret:svc", *cmd], cwd=tenv.tmpdir,
                        env=tenv.env(TMPDIR="rel"), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True, timeout=60)
+                       stderr=subprocess.PIPE, text=True, timeout=HANG)
     assert r.returncode == 0 and "result: PAM_SUCCESS" in r.stdout, r.stdout + r.stderr
     assert os.listdir(os.path.join(tenv.tmpdir, "rel")) == []
 
@@ -371,7 +371,7 @@ def test_junit_is_well_formed_whatever_the_text(tenv, workdir):
                 b'run authenticate expect PAM_AUTH_ERR\n'
                 b'    prompt "' + bad + b'" answer "x"\n')
     r = subprocess.run([PAMTEST, "-f", "junit", name], env=tenv.env(),
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=HANG)
     assert r.returncode == 1, r.stderr
     xml.dom.minidom.parseString(r.stdout)
     root = ET.fromstring(r.stdout)

@@ -9,7 +9,7 @@ tests/pytest_common/pwrap_fixtures.py's, which conftest.py puts on sys.path.
 """
 import os
 
-from pwrap_fixtures import (child_env, cmake_installed, run,  # noqa: F401
+from pwrap_fixtures import (HANG, child_env, cmake_installed, run,  # noqa: F401
                             sanitizer_preload, temp_dir, write_file)
 
 SRC = os.environ.get("PWRAP_SOURCE_DIR",
@@ -34,7 +34,7 @@ class Env:
         values.update(extra)
         return child_env(WRAPPER_VARS, **values)
 
-    def run(self, argv, input=None, timeout=60, **extra):
+    def run(self, argv, input=None, timeout=HANG, **extra):
         return run(argv, self.env(**extra), stdin_text=input, timeout=timeout)
 
     def launcher(self, *args, **extra):

@@ -29,7 +29,9 @@
  * '}' written as \xHH, so the arguments libpam passed to a module are part
  * of what is compared.  When pam_start fails the line stops after it.
  * Exit status 0 (the line is the result), 2 usage, 3 no namespace (the
- * reason on stdout).
+ * reason on stdout).  PWRAP_DIFF_CPU_SECONDS=N limits its CPU time
+ * (RLIMIT_CPU: SIGXCPU, then SIGKILL a second later; no core file), which
+ * is how the test tells a libpam looping for ever from a slow machine.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -42,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -133,12 +136,29 @@ static void enter_ns(const char *dir)
 	}
 }
 
+/* RLIMIT_CPU from PWRAP_DIFF_CPU_SECONDS (kept across the exec of "ns"). */
+static void limit_cpu(void)
+{
+	const char *v = getenv("PWRAP_DIFF_CPU_SECONDS");
+	struct rlimit none = { 0, 0 };
+	struct rlimit cpu;
+
+	if (v == NULL || v[0] == '\0') {
+		return;
+	}
+	cpu.rlim_cur = (rlim_t)strtoul(v, NULL, 10);
+	cpu.rlim_max = cpu.rlim_cur + 1;
+	(void)setrlimit(RLIMIT_CORE, &none);
+	(void)setrlimit(RLIMIT_CPU, &cpu);
+}
+
 int main(int argc, char **argv)
 {
 	struct pam_conv c = { conv, NULL };
 	pam_handle_t *ph = NULL;
 	int rc;
 
+	limit_cpu();
 	if (argc == 3 && strcmp(argv[1], "nsprobe") == 0) {
 		enter_ns(argv[2]);
 		return 0;

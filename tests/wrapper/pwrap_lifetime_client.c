@@ -53,6 +53,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "testutil.h"
+
 #define MAX_DUPS 256
 
 /* libpam's entry points: linked, or looked up after dlopen() */
@@ -364,7 +366,7 @@ int main(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
 	sigaction(SIGALRM, &sa, NULL);
-	alarm(60);
+	alarm(TU_HANG_SECONDS);	/* only a hang reaches it */
 	for (int i = 2; i < argc; i++) {
 		if (!step(argv[1], argv[i])) {
 			report("pwrap_lifetime_client: step %d (%s) failed",

@@ -39,11 +39,18 @@
  * the result.
  *
  * Files on which libpam loops forever in pam_start() (a continued line that
- * fills its buffer but for one byte) are separate tests: bare libpam must
- * hang (killed after 5 s) and the wrapper must refuse the file, pam_start()
- * failing, within the same time.  So are files on which libpam crashes (an
+ * fills its buffer but for one byte) or blocks (a FIFO without a writer)
+ * are separate tests: bare libpam must hang and the wrapper must refuse the
+ * file, pam_start() failing.  So are files on which libpam crashes (an
  * include line without a target): the wrapper must crash the same way or
  * refuse the file.
+ *
+ * What is a hang does not depend on how fast the machine is (a loaded CI
+ * machine takes its time honestly): a run hangs when it used more than
+ * RUN_CPU_SECONDS of CPU time (the client's RLIMIT_CPU: a loop), when bare
+ * libpam opened a FIFO of the case for reading (a writer's non-blocking
+ * open finds the reader: it blocks there for ever), or, for anything else,
+ * when it has not ended after TU_HANG_SECONDS.
  *
  * PWRAP_DIFF_VERBOSE=1 prints every case's files and results.
  *
@@ -56,6 +63,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -84,7 +92,12 @@
 #error PWRAP_DIFF_CLIENT (path of pwrap_diff_client) must be defined
 #endif
 
-#define RUN_TIMEOUT_MS 5000
+/* The CPU time a client may use: far above what a case honestly takes
+ * (under 0.1 s; a chain of includes up to 1.5 s, measured on a loaded
+ * machine: CPU time hardly grows with the load, wall time does), so that
+ * only a libpam looping on a line reaches it.  A case may set its own. */
+#define RUN_CPU_SECONDS 10
+#define RUN_CPU_SECONDS_CHAIN 60
 
 /* How the client runs bare libpam on a case's directory: through
  * pam_start_confdir, or where there is none, with the directory mounted
@@ -115,7 +128,8 @@ struct dcase {
 	unsigned chain;
 	const char *expect_root;	/* as root, when it differs */
 	unsigned stack_kib;	/* the clients' stack limit (0: as is) */
-	unsigned timeout_s;	/* a run's bound (0: RUN_TIMEOUT_MS) */
+	unsigned cpu_s;		/* their CPU time limit (0: RUN_CPU_SECONDS,
+				 * or with a chain RUN_CPU_SECONDS_CHAIN) */
 	/* what Linux-PAM 1.3.1 (upstream, without Debian's patches: no
 	 * "@include", no crash on an include without a target) prints, when
 	 * it differs; used where libpam has no pam_start_confdir */
@@ -628,7 +642,8 @@ static const struct dcase crash_cases[] = {
 	  "chauthtok=0 end=0" },
 	/* deeper than libpam's stack holds (a 1 KiB line buffer per level:
 	 * 8200 levels need more than 8 MiB): the wrapper refuses (its limit
-	 * is 8192 levels).  Walking 8192 files takes it seconds. */
+	 * is 8192 levels).  Walking 8192 files takes it seconds of CPU time:
+	 * 120 s of it, not the chains' 60. */
 	{ "crash_includes_nested_8200_deep", NULL,
 	  { F("svc", "auth include @D@/c1\naccount required " P "\n"
 		     "session required " P "\npassword required " P "\n") },
@@ -763,29 +778,79 @@ static char **make_env(bool wrapped)
 	return env;
 }
 
+/* The FIFOs in dir (malloc'd paths, NULL-terminated). */
+static char **fifos_in(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **v = calloc(1, sizeof(*v));
+	size_t n = 0;
+
+	assert_non_null(d);
+	assert_non_null(v);
+	while ((de = readdir(d)) != NULL) {
+		char *p = tu_path(dir, de->d_name);
+		struct stat st;
+
+		if (lstat(p, &st) == 0 && S_ISFIFO(st.st_mode)) {
+			v = realloc(v, (n + 2) * sizeof(*v));
+			assert_non_null(v);
+			v[n++] = p;
+			v[n] = NULL;
+		} else {
+			free(p);
+		}
+	}
+	closedir(d);
+	return v;
+}
+
+/* Whether a process has one of the FIFOs open for reading: a writer's
+ * non-blocking open finds it (ENXIO when there is none).  Bare libpam
+ * blocks in that open for ever (no writer comes). */
+static bool fifo_read(char **fifos)
+{
+	for (size_t i = 0; fifos[i] != NULL; i++) {
+		int fd = open(fifos[i], O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+
+		if (fd >= 0) {
+			close(fd);
+			return true;
+		}
+	}
+	return false;
+}
+
 /*
- * Runs the client (wrapped or bare) on dir/service; returns its output line
- * (malloc'd, without the newline), or "hang" when it did not finish within
- * timeout_ms (it is killed), or "exit:<status>" when it failed.  Its
- * stderr goes to errlog.  *ms gets the time it took.
+ * Runs the client (wrapped or bare) on dir/service with cpu_s seconds of
+ * CPU time; returns its output line (malloc'd, without the newline), or
+ * "hang" (it is killed) when it ran out of CPU time, when it (bare) opened a
+ * FIFO of dir for reading, or when it has not ended after TU_HANG_SECONDS
+ * (see the top of the file: nothing here depends on the machine's speed),
+ * or "exit:<status>" when it failed.  Its stderr goes to errlog.  *ms gets
+ * the time it took and *cpu_ms the CPU time it used (for reports only).
  */
 static char *run_client(bool wrapped, const char *trace, const char *dir,
-			const char *service, long long timeout_ms,
-			const char *errlog, long long *ms)
+			const char *service, unsigned cpu_s,
+			const char *errlog, long long *ms, long long *cpu_ms)
 {
+	struct rusage ru;
 	char *argv[] = { (char *)PWRAP_DIFF_CLIENT,
 			 (char *)(wrapped ? "start" : BARE_MODE), (char *)dir,
 			 (char *)service, NULL };
 	char **env = make_env(wrapped);
+	char **fifos = wrapped ? calloc(1, sizeof(char *)) : fifos_in(dir);
 	posix_spawn_file_actions_t fa;
 	struct buf out = { NULL, 0, 0 };
-	long long start = tu_now_ms(), deadline = start + timeout_ms;
-	bool hung = false;
+	long long start = tu_now_ms();
+	long long deadline = start + TU_HANG_SECONDS * 1000LL;
+	bool hung = false, open_ended = false;
 	char *res = NULL;
 	int p[2];
 	pid_t pid;
 	int st;
 
+	assert_non_null(fifos);
 	/* the wrapped client's PAM_WRAPPER_SERVICE_DIR is the case's dir */
 	if (wrapped) {
 		tu_env_add(&env, "PAM_WRAPPER_SERVICE_DIR=%s", dir);
@@ -793,6 +858,7 @@ static char *run_client(bool wrapped, const char *trace, const char *dir,
 	if (trace != NULL) {
 		tu_env_add(&env, "PAM_WRAPPER_TRACE=%s", trace);
 	}
+	tu_env_add(&env, "PWRAP_DIFF_CPU_SECONDS=%u", cpu_s);
 	buf_add(&out, "", 0);
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
@@ -804,50 +870,48 @@ static char *run_client(bool wrapped, const char *trace, const char *dir,
 	posix_spawn_file_actions_destroy(&fa);
 	close(p[1]);
 
-	for (;;) {
+	/* its output until it closes stdout (it ends), it blocks on a FIFO,
+	 * or the last resort; every 50 ms a look at the FIFOs */
+	while (!open_ended) {
 		struct pollfd pfd = { p[0], POLLIN, 0 };
-		long long left = deadline - tu_now_ms();
 		char chunk[4096];
 		ssize_t n;
 
-		if (left <= 0) {
+		if (fifo_read(fifos) || tu_now_ms() >= deadline) {
 			hung = true;
 			break;
 		}
-		n = poll(&pfd, 1, (int)left);
-		if (n < 0 && errno == EINTR) {
+		n = poll(&pfd, 1, 50);
+		if (n <= 0) {
+			assert_true(n == 0 || errno == EINTR);
 			continue;
-		}
-		assert_true(n >= 0);
-		if (n == 0) {
-			continue;	/* the deadline check above ends it */
 		}
 		n = read(p[0], chunk, sizeof(chunk));
 		if (n < 0 && errno == EINTR) {
 			continue;
 		}
 		assert_true(n >= 0);
-		if (n == 0) {
-			break;
-		}
+		open_ended = n == 0;
 		buf_add(&out, chunk, (size_t)n);
 	}
 	close(p[0]);
-	if (!hung) {
-		/* stdout closed: the process is ending; give it the rest of
-		 * the time to do so (a stdout closed early is a hang too) */
-		while (waitpid(pid, &st, WNOHANG) == 0) {
-			if (tu_now_ms() >= deadline) {
-				hung = true;
-				break;
-			}
-			usleep(2000);
-		}
+	/* stdout closed: the process is ending (or it closed stdout early
+	 * and goes on: the same last resort then) */
+	memset(&ru, 0, sizeof(ru));
+	while (!hung && wait4(pid, &st, WNOHANG, &ru) == 0) {
+		hung = fifo_read(fifos) || tu_now_ms() >= deadline;
+		usleep(2000);
 	}
 	if (hung) {
 		kill(pid, SIGKILL);
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+		while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR) {
 		}
+	}
+	*cpu_ms = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000LL +
+		  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+	if (hung || (WIFSIGNALED(st) && WTERMSIG(st) == SIGXCPU) ||
+	    (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)) {
+		/* SIGXCPU: the CPU limit; SIGKILL: its hard limit (or ours) */
 		res = strdup("hang");
 	} else if (WIFSIGNALED(st)) {
 		assert_true(asprintf(&res, "signal:%d", WTERMSIG(st)) > 0);
@@ -862,6 +926,10 @@ static char *run_client(bool wrapped, const char *trace, const char *dir,
 	assert_non_null(res);
 	*ms = tu_now_ms() - start;
 	free(out.p);
+	for (size_t i = 0; fifos[i] != NULL; i++) {
+		free(fifos[i]);
+	}
+	free(fifos);
 	tu_env_free(env);
 	return res;
 }
@@ -887,6 +955,7 @@ static void show_file(const char *what, const char *path)
 struct outcome {
 	char *bare, *wrapped, *traced;
 	long long bare_ms, wrapped_ms, traced_ms;
+	long long bare_cpu, wrapped_cpu, traced_cpu;	/* CPU ms */
 	char *dir;
 	char *errlog[3];
 	char *trace;	/* the traced run's records */
@@ -1019,9 +1088,11 @@ static void restore_stack_limit(unsigned kib, const struct limits *saved)
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved->files), 0);
 }
 
-static long long case_timeout_ms(const struct dcase *c)
+static unsigned case_cpu_s(const struct dcase *c)
 {
-	return c->timeout_s != 0 ? c->timeout_s * 1000LL : RUN_TIMEOUT_MS;
+	return c->cpu_s != 0 ? c->cpu_s
+			     : c->chain > 0 ? RUN_CPU_SECONDS_CHAIN
+					    : RUN_CPU_SECONDS;
 }
 
 static struct outcome run_case(const struct dcase *c)
@@ -1063,12 +1134,14 @@ static struct outcome run_case(const struct dcase *c)
 			     c->name) > 0);
 	assert_true(asprintf(&o.trace, "%s/%s.trace", G.work, c->name) > 0);
 	with_stack_limit(c->stack_kib, &saved);
-	o.bare = run_client(false, NULL, o.dir, svc, case_timeout_ms(c),
-			    o.errlog[0], &o.bare_ms);
-	o.wrapped = run_client(true, NULL, o.dir, svc, case_timeout_ms(c),
-			       o.errlog[1], &o.wrapped_ms);
-	o.traced = run_client(true, o.trace, o.dir, svc, case_timeout_ms(c),
-			      o.errlog[2], &o.traced_ms);
+	o.bare = run_client(false, NULL, o.dir, svc, case_cpu_s(c),
+			    o.errlog[0], &o.bare_ms, &o.bare_cpu);
+	o.wrapped = run_client(true, NULL, o.dir, svc, case_cpu_s(c),
+			       o.errlog[1], &o.wrapped_ms,
+			       &o.wrapped_cpu);
+	o.traced = run_client(true, o.trace, o.dir, svc, case_cpu_s(c),
+			      o.errlog[2], &o.traced_ms,
+			      &o.traced_cpu);
 	restore_stack_limit(c->stack_kib, &saved);
 	return o;
 }
@@ -1131,9 +1204,11 @@ static void report(const struct dcase *c, const struct outcome *o)
 		print_message("---- c1 ... c%u: a chain of includes, ending "
 			      "in %s", c->chain, CHAIN_END);
 	}
-	print_message("bare:     %s (%lld ms)\nwrapped:  %s (%lld ms)\n"
-		      "traced:   %s (%lld ms)\n", o->bare, o->bare_ms,
-		      o->wrapped, o->wrapped_ms, o->traced, o->traced_ms);
+	print_message("bare:     %s (%lld ms, CPU %lld ms)\n"
+		      "wrapped:  %s (%lld ms, CPU %lld ms)\n"
+		      "traced:   %s (%lld ms, CPU %lld ms)\n", o->bare,
+		      o->bare_ms, o->bare_cpu, o->wrapped, o->wrapped_ms,
+		      o->wrapped_cpu, o->traced, o->traced_ms, o->traced_cpu);
 	if (expected(c) != NULL) {
 		print_message("expected: %s\n", expected(c));
 	}
@@ -1218,11 +1293,9 @@ static void test_hang_case(void **state)
 	if (!refused) {
 		outcome_free(&o);
 		fail_msg("the wrapper did not refuse a file on which libpam "
-			 "hangs (pam_start must fail, within %d ms)",
-			 RUN_TIMEOUT_MS);
+			 "hangs (pam_start must fail; \"hang\" here: it ran "
+			 "out of CPU time too, or blocked)");
 	}
-	assert_true(o.wrapped_ms < RUN_TIMEOUT_MS);
-	assert_true(o.traced_ms < RUN_TIMEOUT_MS);
 	outcome_free(&o);
 }
 

@@ -38,7 +38,7 @@
 
 #include "testutil.h"
 
-#define STEP_MS 20000		/* longest any child may take */
+#define STEP_MS (TU_HANG_SECONDS * 1000)	/* only a hang takes it */
 #define MAX_KIDS 16
 #define SERVICE "lt"
 
@@ -688,7 +688,7 @@ static void test_pid1_wait_loop_returns(void **state)
 	/* `env` execs the client in unshare's child: the client is PID 1 */
 	ns_argv(flags, NULL, steps, argv, owned);
 	pid = start(c, (char *const *)argv, env_ns, IO_INHERIT, -1).pid;
-	if (!finish(c, pid, 15000, &st)) {
+	if (!finish(c, pid, STEP_MS, &st)) {
 		/* --kill-child: killing unshare kills the namespace */
 		kill_kid(c, pid);
 		fail_msg("PID 1's `while (wait(NULL) > 0);` was still waiting "

@@ -668,7 +668,7 @@ static void test_fifo_without_reader(void **state)
 	svc("svc", "account required pam_matrix.so passdb=@D@/passdb\n");
 	assert_int_equal(mkfifo(trace, 0600), 0);
 	setenv("PAM_WRAPPER_TRACE", trace, 1);
-	tu_alarm(60, "test_trace: writing the trace waits for a reader");
+	tu_alarm(TU_HANG_SECONDS, "test_trace: writing the trace waits for a reader");
 	tu_stderr_begin();
 	s = run("svc", PASSWORD, "m");
 	err = tu_stderr_end();

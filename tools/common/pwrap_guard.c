@@ -14,10 +14,12 @@
 #include <dlfcn.h>
 #include <err.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -249,39 +251,196 @@ int pwrap_guard_wait(pid_t pid)
 	return WEXITSTATUS(status);
 }
 
-pid_t pwrap_guard_run(const char *prefix, bool keep, char **top, int *status,
+/* ---- the relay of the child's standard error ----------------------------- */
+
+/* What the relay holds back at most before it writes a line it has not
+ * seen the end of (more when a secret is longer). */
+#define RELAY_LINE 65536
+
+static void no_op(int sig)
+{
+	(void)sig;
+}
+
+static bool child_ended(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	       si.si_pid == pid;
+}
+
+/* Writes all of b to our standard error (what cannot be written is
+ * dropped: the child must never block on a full pipe) and frees it. */
+static void relay_out(struct pwrap_buf *b)
+{
+	size_t off = 0;
+
+	while (!b->failed && off < b->len) {
+		ssize_t n = write(STDERR_FILENO, b->p + off, b->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	pwrap_buf_free(b);
+}
+
+/* Masks and writes what the pending bytes hold: up to their last newline,
+ * everything (at_end), or, when the buffer is full without one, all but
+ * what could be the start of a secret.  The rest moves to the front. */
+static void relay_flush(char *pend, size_t *len, size_t cap, size_t longest,
+			bool at_end, const struct pwrap_masks *m)
+{
+	struct pwrap_buf out = { 0 };
+	size_t upto = 0, used;
+
+	if (at_end) {
+		upto = *len;
+	} else {
+		for (size_t i = *len; i > 0; i--) {
+			if (pend[i - 1] == '\n') {
+				upto = i;
+				break;
+			}
+		}
+		if (upto == 0 && *len == cap)
+			upto = *len - (longest > 0 ? longest - 1 : 0);
+	}
+	if (upto == 0)
+		return;
+	used = pwrap_buf_masked(&out, pend, *len, upto, m->secrets, m->n);
+	relay_out(&out);
+	memmove(pend, pend + used, *len - used);
+	explicit_bzero(pend + *len - used, used);
+	*len -= used;
+}
+
+/*
+ * In the parent: what the child writes to rfd goes to our standard error,
+ * line by line, every secret replaced by "***" (pwrap_buf_masked), until
+ * the pipe's end or the child's (then what is there is drained: a process
+ * the child started and left holding the pipe never keeps us waiting).
+ * SIGCHLD, blocked but while waiting in pselect(), says the child ended.
+ */
+static void relay(int rfd, pid_t pid, const struct pwrap_masks *m)
+{
+	size_t longest = 0, cap, len = 0;
+	sigset_t chld, during;
+	char *pend;
+	bool ended = false;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (m->secrets[i] != NULL && strlen(m->secrets[i]) > longest)
+			longest = strlen(m->secrets[i]);
+	cap = longest < RELAY_LINE / 2 ? RELAY_LINE : 2 * longest + 1;
+	pend = malloc(cap);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &during);
+	sigdelset(&during, SIGCHLD);
+	while (pend != NULL) {
+		fd_set rs;
+		ssize_t n;
+
+		if (!ended && (ended = child_ended(pid)))
+			(void)fcntl(rfd, F_SETFL, fcntl(rfd, F_GETFL) | O_NONBLOCK);
+		FD_ZERO(&rs);
+		FD_SET(rfd, &rs);
+		if (!ended && pselect(rfd + 1, &rs, NULL, NULL, NULL, &during) < 0) {
+			if (errno == EINTR)
+				continue;	/* a signal, SIGCHLD perhaps */
+			break;
+		}
+		n = read(rfd, pend + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;		/* the end, or drained after the child's */
+		len += (size_t)n;
+		relay_flush(pend, &len, cap, longest, false, m);
+	}
+	if (pend != NULL) {
+		relay_flush(pend, &len, cap, longest, true, m);
+		explicit_bzero(pend, cap);
+		free(pend);
+	} else {
+		warn("relay of the scenarios' messages");
+	}
+	sigprocmask(SIG_UNBLOCK, &chld, NULL);
+}
+
+pid_t pwrap_guard_run(const char *prefix, bool keep, const struct pwrap_masks *m,
+		      struct pwrap_tmp **top, int *status,
 		      int (*before_fork)(const char *top))
 {
+	struct sigaction sa, old_chld;
+	int p[2] = { -1, -1 };
 	pid_t pid;
 
 	pwrap_guard_start();
-	if (!keep && (*top = pwrap_mkdtemp(prefix)) == NULL)
+	if (!keep && (*top = pwrap_tmp_make(prefix)) == NULL)
 		return -1;
-	if (before_fork != NULL && before_fork(*top) != 0)
+	if (before_fork != NULL &&
+	    before_fork(*top != NULL ? (*top)->path : NULL) != 0)
 		return -1;
+	if (m != NULL) {
+		if (pipe(p) != 0) {
+			warn("pipe");
+			return -1;
+		}
+		if (p[0] >= FD_SETSIZE) {	/* pselect() could not wait */
+			warnx("pipe: descriptor %d too high", p[0]);
+			close(p[0]);
+			close(p[1]);
+			return -1;
+		}
+		(void)fcntl(p[0], F_SETFD, FD_CLOEXEC);
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = no_op;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGCHLD, &sa, &old_chld);
+	}
 	pid = pwrap_guard_fork();
+	if (pid == 0 && m != NULL) {
+		sigaction(SIGCHLD, &old_chld, NULL);
+		dup2(p[1], STDERR_FILENO);
+		close(p[0]);
+		close(p[1]);
+	} else if (m != NULL) {
+		close(p[1]);
+		if (pid > 0)
+			relay(p[0], pid, m);
+		close(p[0]);
+		sigaction(SIGCHLD, &old_chld, NULL);
+	}
 	if (pid > 0) {
 		*status = pwrap_guard_wait(pid);
 	} else if (pid == 0 && *top != NULL) {
 		pwrap_set_tmpbase(*top);
-		pwrap_runtime_below(*top);
+		pwrap_runtime_below((*top)->path);
 	}
 	return pid;
 }
 
 pid_t pwrap_guard_wrapped(const char *mark, const char *lib,
 			  const char *preload, char **argv, const char *prefix,
-			  bool keep, int (*before_fork)(const char *top),
-			  char **top, int *status)
+			  bool keep, const struct pwrap_masks *m,
+			  int (*before_fork)(const char *top),
+			  struct pwrap_tmp **top, int *status)
 {
 	if (pwrap_reexec_wrapped(mark, lib, preload, argv) < 0)
 		return -1;
-	return pwrap_guard_run(prefix, keep, top, status, before_fork);
+	return pwrap_guard_run(prefix, keep, m, top, status, before_fork);
 }
 
-void pwrap_guard_finish(pid_t pid, char *top)
+void pwrap_guard_finish(pid_t pid, struct pwrap_tmp *top)
 {
-	if (top != NULL && pid != 0 && pwrap_rmtree(top) != 0)
-		warnx("could not remove %s", top);
-	free(top);
+	if (pid != 0)
+		(void)pwrap_tmp_remove(top);
+	else
+		pwrap_tmp_keep(top);
 }

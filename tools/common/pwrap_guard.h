@@ -10,6 +10,7 @@
 #define PWRAP_GUARD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /* Is a libpam_wrapper.so loaded in this process (its symbol is there)? */
@@ -55,31 +56,45 @@ void pwrap_guard_start(void);
 pid_t pwrap_guard_fork(void);
 /* The exit status for the child's end: its exit code, or 128+N. */
 int pwrap_guard_wait(pid_t pid);
+/* Secrets (n strings, owned by the caller) no output may show. */
+struct pwrap_masks {
+	const char *const *secrets;
+	size_t n;
+};
 /*
  * All of the above for a tool whose PAM work runs in a child (pamtest,
  * pamtest explore): starts the guard, makes *TOP (unless KEEP) below which
- * the child's temporary and runtime directories go, and forks.  Returns 0
+ * the child's temporary and runtime directories go, and forks.  With M,
+ * the child's standard error (its own messages, the wrapper's and the
+ * modules' log lines) reaches ours through this process, line by line,
+ * each of M's secrets replaced by "***" (pamtest: every password and
+ * answer of the scenarios).  Returns 0
  * in the child; in the parent the child's pid once it ended, *STATUS its
  * exit status; -1 on an error (warned).  Unless it returned 0, the caller
- * removes *TOP when set; it frees it either way.  before_fork (NULL: none)
- * runs just before the fork with *TOP (NULL with KEEP): what it sets in the
- * environment the child inherits, and so do libraries' fork handlers (such
- * as nss_wrapper's, which reads its variables then); non-zero fails.
+ * removes *TOP when set (pwrap_tmp_remove); the child lets go of it
+ * (pwrap_tmp_keep).  before_fork (NULL: none) runs just before the fork
+ * with *TOP's path (NULL with KEEP): what it sets in the environment the
+ * child inherits, and so do libraries' fork handlers (such as
+ * nss_wrapper's, which reads its variables then); non-zero fails.
  */
-pid_t pwrap_guard_run(const char *prefix, bool keep, char **top, int *status,
+struct pwrap_tmp;
+pid_t pwrap_guard_run(const char *prefix, bool keep, const struct pwrap_masks *m,
+		      struct pwrap_tmp **top, int *status,
 		      int (*before_fork)(const char *top));
 /*
  * pamtest and pamtest explore: pwrap_reexec_wrapped(mark, lib, preload,
- * argv), then pwrap_guard_run(prefix, keep, top, status, before_fork).  0
- * in the child, which goes on; else (the parent, or an error, warned) the
+ * argv), then pwrap_guard_run(prefix, keep, m, top, status, before_fork).
+ * 0 in the child, which goes on; else (the parent, or an error, warned) the
  * caller ends with pwrap_guard_finish() and *status.
  */
 pid_t pwrap_guard_wrapped(const char *mark, const char *lib,
 			  const char *preload, char **argv, const char *prefix,
-			  bool keep, int (*before_fork)(const char *top),
-			  char **top, int *status);
+			  bool keep, const struct pwrap_masks *m,
+			  int (*before_fork)(const char *top),
+			  struct pwrap_tmp **top, int *status);
 /* The end of a tool that called pwrap_guard_wrapped(): in the parent
- * (pid != 0) *top is removed; freed either way. */
-void pwrap_guard_finish(pid_t pid, char *top);
+ * (pid != 0) *top is removed (pwrap_tmp_remove), in the child let go of
+ * (pwrap_tmp_keep). */
+void pwrap_guard_finish(pid_t pid, struct pwrap_tmp *top);
 
 #endif

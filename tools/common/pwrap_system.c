@@ -19,11 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "pwrap_system.h"
-/* the wrapper's header declares a function of the same name as the tools'
- * pwrap_write_file, which is the one used here */
-#define pwrap_write_file pwrap_wrapper_write_file
 #include "pwrap_private.h"
-#undef pwrap_write_file
 #include "pwrap_tool.h"
 #include "pamconf.h"
 
@@ -289,7 +285,7 @@ static char *state_file(struct copy *c, const struct pwrap_sys_state *st)
 		globfree(&g);
 	}
 	free(words);
-	if (b.failed || pwrap_write_file(c->state, st->name, b.p, NULL) != 0) {
+	if (b.failed || pwrap_tool_write_file(c->state, st->name, b.p, NULL) != 0) {
 		goto fail;
 	}
 	free(b.p);
@@ -666,7 +662,7 @@ static void copy_file(struct copy *c, int dfd, const char *name)
 		goto out;
 	}
 	if (c->errors == 0) {
-		if (pwrap_write_file(c->pamd, name, out, NULL) != 0) {
+		if (pwrap_tool_write_file(c->pamd, name, out, NULL) != 0) {
 			c->errors++;
 		}
 	}
@@ -862,8 +858,8 @@ int pwrap_system_copy(const struct pwrap_system *s)
 			s->prog, c.errors, c.errors == 1 ? "" : "s");
 		goto out;
 	}
-	if (pwrap_write_file(s->dir, "swaps.json", c.json.p, NULL) != 0 ||
-	    pwrap_write_file(s->dir, "swaps.txt", c.text.p, NULL) != 0) {
+	if (pwrap_tool_write_file(s->dir, "swaps.json", c.json.p, NULL) != 0 ||
+	    pwrap_tool_write_file(s->dir, "swaps.txt", c.text.p, NULL) != 0) {
 		goto out;
 	}
 	if (!s->quiet) {

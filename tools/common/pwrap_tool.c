@@ -214,51 +214,10 @@ out:
 	return rc;
 }
 
-/* Set by pwrap_set_tmpbase(): where pwrap_mkdtemp() creates, or NULL. */
-static const char *tmpbase;
-
-void pwrap_set_tmpbase(const char *dir)
-{
-	tmpbase = dir;
-}
-
-/* The directory for temporary files: $TMPDIR if set and non-empty, else /tmp. */
-static const char *pwrap_tmpdir(void)
-{
-	const char *t = getenv("TMPDIR");
-
-	if (tmpbase != NULL)
-		return tmpbase;
-	return (t != NULL && t[0] != '\0') ? t : "/tmp";
-}
-
-char *pwrap_mkdtemp(const char *prefix)
-{
-	const char *base = pwrap_tmpdir();
-	char *path = NULL, *cwd = NULL;
-
-	/* Absolute: service files name the passdb by this path, and the
-	 * command may change its working directory. */
-	if (base[0] != '/' && (cwd = getcwd(NULL, 0)) == NULL) {
-		warn("TMPDIR %s is relative and the working directory is unknown", base);
-		return NULL;
-	}
-	if (asprintf(&path, "%s%s%s/%s.XXXXXX", cwd != NULL ? cwd : "",
-		     cwd != NULL ? "/" : "", base, prefix) < 0) {
-		free(cwd);
-		return NULL;
-	}
-	free(cwd);
-	if (mkdtemp(path) == NULL) {
-		warn("cannot create a directory in %s", base);
-		free(path);
-		return NULL;
-	}
-	return path;
-}
-
-int pwrap_write_file(const char *dir, const char *name, const char *content,
-		     char **path_out)
+/* dir/name (dfd: dir's descriptor, or AT_FDCWD) created with content,
+ * never through a link; 0 or -1 after a warning. */
+static int write_at(int dfd, const char *dir, const char *name,
+		    const char *content, char **path_out)
 {
 	char *path = NULL;
 	int fd = -1;
@@ -270,7 +229,8 @@ int pwrap_write_file(const char *dir, const char *name, const char *content,
 		path = NULL;
 		goto out;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = openat(dfd, dfd == AT_FDCWD ? path : name,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		warn("cannot create %s", path);
 		goto out;
@@ -301,6 +261,18 @@ out:
 		close(fd);
 	free(path);
 	return rc;
+}
+
+int pwrap_tool_write_file(const char *dir, const char *name, const char *content,
+		     char **path_out)
+{
+	return write_at(AT_FDCWD, dir, name, content, path_out);
+}
+
+int pwrap_tmp_write(const struct pwrap_tmp *t, const char *name,
+		    const char *content, char **path_out)
+{
+	return write_at(t->fd, t->path, name, content, path_out);
 }
 
 int pwrap_valid_service_name(const char *name)

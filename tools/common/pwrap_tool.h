@@ -10,6 +10,7 @@
 #define PWRAP_TOOL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "pwrap_buf.h"
 #include "pwrap_rmtree.h"
@@ -38,21 +39,41 @@ void pwrap_paths_free(struct pwrap_paths *p);
 int pwrap_preload_prepend(const char *libs);
 
 /*
- * mkdtemp() "<base>/<prefix>.XXXXXX", where <base> is the directory given to
- * pwrap_set_tmpbase(), else $TMPDIR, else /tmp; an absolute path even when
- * $TMPDIR is relative (the command may chdir).  Malloc'd path or NULL after
- * warn().
+ * A private directory of a tool (pwrap_tmp.c): made 0700 in the first
+ * trusted base ($TMPDIR resolved, /dev/shm, /tmp: owned by this process's
+ * user or root, writable by nobody else unless sticky; a base passed over
+ * is named once on stderr), or inside the directory given to
+ * pwrap_set_tmpbase(); held by descriptor until pwrap_tmp_remove() or
+ * pwrap_tmp_keep().  The struct is malloc'd and owned by the caller.
  */
-char *pwrap_mkdtemp(const char *prefix);
-/* Make later pwrap_mkdtemp() calls create below dir (not copied). */
-void pwrap_set_tmpbase(const char *dir);
-
+struct pwrap_tmp {
+	char *path;		/* absolute: what the wrapper and libpam get */
+	const char *name;	/* its last component (inside path) */
+	int fd;			/* the directory */
+	int parent;		/* the directory it was made in */
+	dev_t dev, pdev;	/* device and inode of both */
+	ino_t ino, pino;
+};
+/* "<prefix>.XXXXXX"; NULL after a warning. */
+struct pwrap_tmp *pwrap_tmp_make(const char *prefix);
+/* Removes t with all it holds and frees t: its contents through its
+ * descriptor, its name from the base's descriptor, only while that name
+ * is still t (else left alone, said).  0, or -1 after a warning. */
+int pwrap_tmp_remove(struct pwrap_tmp *t);
+/* Leaves t's directory in place (--keep) and frees t. */
+void pwrap_tmp_keep(struct pwrap_tmp *t);
+/* Make later pwrap_tmp_make() calls create inside dir (not copied; NULL:
+ * in the trusted bases again). */
+void pwrap_set_tmpbase(const struct pwrap_tmp *dir);
+/* pwrap_tool_write_file() into t, through its descriptor. */
+int pwrap_tmp_write(const struct pwrap_tmp *t, const char *name,
+		    const char *content, char **path_out);
 
 /*
  * Create dir/name with `content` (mode 0644, must not exist yet).  On success
  * *path_out (if not NULL) gets the malloc'd full path.  Returns 0 or -1.
  */
-int pwrap_write_file(const char *dir, const char *name, const char *content,
+int pwrap_tool_write_file(const char *dir, const char *name, const char *content,
 		     char **path_out);
 
 /*

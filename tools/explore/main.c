@@ -495,7 +495,8 @@ int explore_main(int argc, char **argv)
 {
 	struct cmd cmd = { .o = { .type = XP_ALL_TYPES }, .fmt = XP_HUMAN };
 	struct pwrap_paths paths = { 0 };
-	char *sysmod = NULL, *top = NULL;
+	char *sysmod = NULL;
+	struct pwrap_tmp *top = NULL;
 	int status = EXIT_USAGE;
 	pid_t pid = 0, outer;
 
@@ -513,8 +514,8 @@ int explore_main(int argc, char **argv)
 	 * in a child, so that whatever signal ends us its directories go */
 	if (!cmd.o.no_replay &&
 	    (pid = pwrap_guard_wrapped(REEXEC_MARK, paths.lib, paths.lib, argv,
-				       "pamtest-explore", cmd.keep, NULL, &top,
-				       &status)) != 0) {
+				       "pamtest-explore", cmd.keep, NULL, NULL,
+				       &top, &status)) != 0) {
 		goto out;
 	}
 	/* --keep: the wrapper keeps this process's runtime directory */
@@ -533,9 +534,8 @@ int explore_main(int argc, char **argv)
 	status = cmd.diff != NULL ? run_diff(&cmd) : run(&cmd);
 	if (orphaned()) {
 		if (top != NULL) {
-			(void)pwrap_rmtree(top);
+			(void)pwrap_tmp_remove(top);	/* frees top */
 		}
-		free(top);
 		top = NULL;
 		goto out;
 	}

@@ -504,7 +504,7 @@ static int setup_private_dir(struct opts *o, const struct pwrap_paths *paths,
 	passdb_text = make_passdb(o);
 	if (passdb_text == NULL)
 		goto out;
-	if (pwrap_write_file(dir, "passdb", passdb_text, &passdb) != 0)
+	if (pwrap_tool_write_file(dir, "passdb", passdb_text, &passdb) != 0)
 		goto out;
 	if (o->system != NULL) {
 		rc = setup_system(o, paths, dir, passdb);
@@ -529,7 +529,7 @@ static int setup_private_dir(struct opts *o, const struct pwrap_paths *paths,
 		if (svc == NULL)
 			goto out;
 		for (size_t i = 0; i < o->nservices; i++)
-			if (pwrap_write_file(dir, o->services[i], svc, NULL) != 0)
+			if (pwrap_tool_write_file(dir, o->services[i], svc, NULL) != 0)
 				goto out;
 		if (setenv("PAM_WRAPPER_SERVICE_DIR", dir, 1) != 0)
 			goto out;
@@ -645,7 +645,7 @@ int main(int argc, char **argv)
 	struct opts o = {0};
 	struct pwrap_paths paths = {0};
 	struct pwrap_buf preload = {0};
-	char *dir = NULL;
+	struct pwrap_tmp *dir = NULL;
 	char *nsslib = NULL;
 	int status = EXIT_USAGE;
 	int cmd, again;
@@ -694,12 +694,13 @@ int main(int argc, char **argv)
 			goto out;
 	}
 	if (o.nusers > 0 || o.system != NULL) {
-		dir = pwrap_mkdtemp("pwrap_launch");
+		dir = pwrap_tmp_make("pwrap_launch");
 		if (dir == NULL)
 			goto out;
 		if (o.keep)
-			fprintf(stderr, "pam_wrapper: private directory %s (kept)\n", dir);
-		if (setup_private_dir(&o, &paths, dir) != 0)
+			fprintf(stderr, "pam_wrapper: private directory %s (kept)\n",
+				dir->path);
+		if (setup_private_dir(&o, &paths, dir->path) != 0)
 			goto out;
 	}
 
@@ -712,14 +713,16 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (o.system != NULL &&
-	    pwrap_system_trace(dir, getenv("PAM_WRAPPER_TRACE"),
+	    pwrap_system_trace(dir->path, getenv("PAM_WRAPPER_TRACE"),
 			       getenv("PAM_WRAPPER_TRACE_FORMAT")) != 0)
 		goto out;
 
 	status = run(argv + cmd);
 out:
-	if (dir != NULL && !o.keep && pwrap_rmtree(dir) != 0)
-		warnx("could not remove %s", dir);
+	if (o.keep)
+		pwrap_tmp_keep(dir);
+	else
+		(void)pwrap_tmp_remove(dir);
 	for (size_t i = 0; i < o.nusers; i++) {
 		explicit_bzero(o.users[i].spec, strlen(o.users[i].name) + 1 +
 						strlen(o.users[i].password));
@@ -733,7 +736,6 @@ out:
 	for (size_t i = 0; i < o.nswaps; i++)
 		pwrap_sys_swap_free(&o.swaps[i]);
 	free(o.swaps);
-	free(dir);
 	free(nsslib);
 	pwrap_buf_free(&preload);
 	pwrap_paths_free(&paths);

@@ -204,7 +204,8 @@ static int check_system(const struct scenario *sc, const char *moddir,
 		.swaps = sc->swaps, .nswaps = sc->nswaps, .quiet = 1,
 		.swap_word = "swap ",
 	};
-	char *dir = pwrap_mkdtemp("pamtest-check");
+	struct pwrap_tmp *tmp = pwrap_tmp_make("pamtest-check");
+	const char *dir = tmp != NULL ? tmp->path : NULL;
 	int errors = 1;
 
 	for (size_t i = 0; names != NULL && i < sc->nsvcs; i++)
@@ -215,9 +216,7 @@ static int check_system(const struct scenario *sc, const char *moddir,
 	sys.dir = dir;
 	if (names != NULL && dir != NULL && sys.prog != NULL)
 		errors = pwrap_system_copy(&sys) != 0;
-	if (dir != NULL)
-		pwrap_rmtree(dir);
-	free(dir);
+	(void)pwrap_tmp_remove(tmp);
 	free((char *)sys.prog);
 	free(names);
 	return errors;

@@ -24,7 +24,10 @@
 
 #include <dlfcn.h>
 #include <err.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,9 +56,11 @@ static char *nss_dir;	/* (owned) */
  */
 static int nss_setup(const char *top)
 {
-	char *d = top != NULL ? strdup(top) : pwrap_mkdtemp("pamtest-nss");
+	struct pwrap_tmp *t = top == NULL ? pwrap_tmp_make("pamtest-nss") : NULL;
+	char *d = top != NULL ? strdup(top) : t != NULL ? strdup(t->path) : NULL;
 	char *pw = NULL, *gr = NULL;
 
+	pwrap_tmp_keep(t);	/* --keep: kept, as the scenarios' */
 	if (d == NULL || dlsym(RTLD_DEFAULT, "nss_wrapper_enabled") == NULL ||
 	    pwrap_nss_files(d, NULL, 0, NULL, 0, &pw, &gr) != 0 ||
 	    setenv("NSS_WRAPPER_PASSWD", pw, 1) != 0 ||
@@ -68,6 +73,45 @@ static int nss_setup(const char *top)
 	free(nss_dir);
 	pamtest_nss_dir = nss_dir = d;
 	return 0;
+}
+
+/* Opens /dev/null on each of descriptors 0, 1 and 2 that is closed;
+ * whether 1 was. */
+static bool std_fds_opened(void)
+{
+	bool out_closed = false;
+
+	for (int fd = 0; fd <= 2; fd++) {
+		int got;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+		if (got != fd) {
+			/* cannot happen: the lowest free number is fd */
+			_exit(EXIT_USAGE);
+		}
+		out_closed |= fd == 1;
+	}
+	return out_closed;
+}
+
+/* The secrets of all scenarios (pointing into them), malloc'd; *n gets how
+ * many.  NULL when out of memory. */
+static const char **all_secrets(const struct scenario *scs, int nfiles,
+				size_t *n)
+{
+	const char **v;
+	size_t total = 0;
+
+	for (int i = 0; i < nfiles; i++)
+		total += scs[i].nsecrets;
+	v = calloc(total + 1, sizeof(*v));
+	*n = 0;
+	for (int i = 0; v != NULL && i < nfiles; i++)
+		for (size_t j = 0; j < scs[i].nsecrets; j++)
+			v[(*n)++] = scs[i].secrets[j];
+	return v;
 }
 
 static void usage(FILE *f)
@@ -136,14 +180,27 @@ int main(int argc, char **argv)
 	struct scenario *scs = NULL;
 	struct file_results *frs = NULL;
 	const char *output = NULL, *lib = NULL, *moddir = NULL;
-	char *top = NULL, *nsslib = NULL, *preload = NULL;
+	struct pwrap_tmp *top = NULL;
+	char *nsslib = NULL, *preload = NULL;
 	int any_system = 0;
+	struct pwrap_masks masks = {0};
+	const char **secrets = NULL;
 	int check = 0, keep = 0, bad = 0, setup_failed = 0, status = EXIT_USAGE;
 	int nfiles, c;
+	bool stdout_closed;
 	pid_t pid = -1;
 
-	if (argc > 1 && strcmp(argv[1], "explore") == 0)
+	/* A closed standard descriptor would be taken by the next open(): a
+	 * report or a message could land in a passdb or a service file.  They
+	 * get /dev/null; a closed stdout is remembered, since the report (or
+	 * explore's table) written to /dev/null would look like a pass. */
+	stdout_closed = std_fds_opened();
+	if (argc > 1 && strcmp(argv[1], "explore") == 0) {
+		if (stdout_closed)
+			errx(EXIT_USAGE, "standard output is closed: nowhere to "
+			     "write the table");
 		return explore_main(argc, argv);
+	}
 	while ((c = getopt_long(argc, argv, "f:o:qckD:t:l:m:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
@@ -205,6 +262,9 @@ int main(int argc, char **argv)
 	nfiles = argc - optind;
 	if (nfiles <= 0)
 		errx(EXIT_USAGE, "no scenario file given (see --help)");
+	if (stdout_closed && output == NULL && !check)
+		errx(EXIT_USAGE, "standard output is closed: nowhere to write the "
+		     "report (use -o FILE)");
 
 	scs = calloc((size_t)nfiles, sizeof(*scs));
 	frs = calloc((size_t)nfiles, sizeof(*frs));
@@ -238,10 +298,16 @@ int main(int argc, char **argv)
 		preload = NULL;
 	/* The scenarios run in a child; this process removes their
 	 * directories whatever signal comes (--keep: each is kept). */
+	/* Every password and answer is masked in whatever the scenarios'
+	 * process writes to stderr (modules' log lines included). */
+	secrets = all_secrets(scs, nfiles, &masks.n);
+	if (secrets == NULL)
+		err(EXIT_USAGE, "out of memory");
+	masks.secrets = secrets;
 	pid = pwrap_guard_wrapped(REEXEC_MARK, paths.lib,
 				  preload != NULL ? preload : paths.lib, argv,
-				  "pamtest", keep, any_system ? nss_setup : NULL,
-				  &top, &status);
+				  "pamtest", keep, &masks,
+				  any_system ? nss_setup : NULL, &top, &status);
 	if (pid != 0)
 		goto out;
 
@@ -260,8 +326,13 @@ int main(int argc, char **argv)
 	}
 	report_end(&rep, frs, (size_t)nfiles);
 	status = setup_failed ? EXIT_USAGE : rep.failed > 0 ? 1 : 0;
-	if (rep.out != stdout && fclose(rep.out) != 0) {
-		warn("%s", output);
+	/* A report that did not reach its file fails the run: a CI job must
+	 * not take an empty or cut JUnit file for a pass.  ferror() keeps what
+	 * an earlier flush lost; fclose() alone would not tell. */
+	if (report_close(&rep) != 0) {
+		warnx("%s: the report could not be written%s%s", output != NULL ?
+		      output : "standard output", errno != 0 ? ": " : "",
+		      errno != 0 ? strerror(errno) : "");
 		status = EXIT_USAGE;
 	}
 out:
@@ -269,6 +340,7 @@ out:
 		file_results_free(&frs[i]);
 		scenario_free(&scs[i]);
 	}
+	free(secrets);
 	free(scs);
 	free(frs);
 	free(nsslib);

@@ -15,6 +15,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <security/pam_appl.h>
@@ -23,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* A position inside one line of one file. */
 struct cur {
@@ -1147,12 +1150,64 @@ static void check_scenario(struct scenario *sc, struct cur *c)
 	}
 }
 
+/*
+ * The whole scenario file, read into *buf (malloc'd, *len bytes, the
+ * caller's to wipe and free, NUL-terminated): a regular file of at most
+ * PAMTEST_MAX_SCENARIO bytes that does not grow while it is read (a FIFO,
+ * a device such as /dev/zero or a directory is refused, without blocking
+ * in open).  0, or -1 after a message naming the file.
+ */
+static int read_scenario(const char *path, char **buf, size_t *len)
+{
+	struct stat st;
+	const char *why = NULL;
+	ssize_t n = 1;
+	int fd;
+
+	*buf = NULL;
+	*len = 0;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		why = strerror(errno);
+	} else if (!S_ISREG(st.st_mode)) {
+		why = "not a regular file (scenarios are read only from regular "
+		      "files)";
+	} else if (st.st_size > PAMTEST_MAX_SCENARIO) {
+		why = "larger than " PAMTEST_MAX_SCENARIO_TEXT " (refused)";
+	} else if ((*buf = malloc((size_t)st.st_size + 2)) == NULL) {
+		why = strerror(errno);
+	}
+	/* one byte more than fstat said: a file that grew is found out */
+	while (why == NULL && n != 0 && *len < (size_t)st.st_size + 1) {
+		n = read(fd, *buf + *len, (size_t)st.st_size + 1 - *len);
+		if (n < 0 && errno != EINTR)
+			why = strerror(errno);
+		else if (n > 0)
+			*len += (size_t)n;
+	}
+	if (why == NULL && *len > (size_t)st.st_size)
+		why = "it changed while it was read";
+	if (why == NULL)
+		(*buf)[*len] = '\0';
+	if (fd >= 0)
+		close(fd);
+	if (why != NULL) {
+		fprintf(stderr, "%s: %s\n", path, why);
+		if (*buf != NULL)
+			explicit_bzero(*buf, *len);
+		free(*buf);
+		*buf = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 int scenario_parse(const char *path, struct scenario *sc)
 {
-	FILE *f = NULL;
 	char *line = NULL;
-	size_t cap = 0;
 	ssize_t len;
+	char *whole = NULL;
+	size_t wlen = 0;
 	int nerr = 0;
 	struct cur c = {.file = path, .line = 0, .nerr = &nerr};
 	struct service *block = NULL; /* service whose indented lines we read */
@@ -1168,13 +1223,18 @@ int scenario_parse(const char *path, struct scenario *sc)
 		sc->dir = d != NULL ? d : xstrdup(".");
 		free(copy);
 	}
-	f = fopen(path, "r");
-	if (f == NULL) {
-		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+	if (read_scenario(path, &whole, &wlen) != 0) {
 		scenario_free(sc);
 		return -1;
 	}
-	while ((len = getline(&line, &cap, f)) >= 0) {
+	for (size_t pos = 0, next; pos < wlen; pos = next) {
+		char *nl = memchr(whole + pos, '\n', wlen - pos);
+
+		/* the line in place (its newline becomes the end) */
+		line = whole + pos;
+		next = nl != NULL ? (size_t)(nl - whole) + 1 : wlen;
+		len = (ssize_t)((nl != NULL ? next - 1 : wlen) - pos);
+		line[len] = '\0';
 		c.line++;
 		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = '\0';
@@ -1220,12 +1280,9 @@ int scenario_parse(const char *path, struct scenario *sc)
 		lines = NULL;
 	}
 	free(lines);
-	if (ferror(f)) {
-		fprintf(stderr, "%s: read error: %s\n", path, strerror(errno));
-		nerr++;
-	}
-	fclose(f);
-	free(line);
+	/* it held passwords */
+	explicit_bzero(whole, wlen);
+	free(whole);
 	pwrap_buf_free(&text);
 	if (nerr == 0)
 		check_scenario(sc, &c);

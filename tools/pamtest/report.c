@@ -4,11 +4,16 @@
  * XML.  Human and TAP output is written as each scenario finishes; JUnit is
  * written at the end because its header carries the totals.  Failure texts
  * were made safe by show() (secrets hidden, control characters escaped);
- * here they are only escaped for the output format.
+ * here they are only escaped for the output format.  File names and the
+ * texts of failures may still hold control characters (a newline in a
+ * scenario's file name): in the human and TAP output they are written as
+ * \xNN (pwrap_buf_text), so that no line of a report can be forged.
  */
 #define _GNU_SOURCE
+#include "pwrap_buf.h"
 #include "scenario.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,24 +108,45 @@ static void xml_put(FILE *f, const char *s)
 	}
 }
 
-/* TAP descriptions must not contain '#' (it starts a directive) or newlines. */
+/* fflush, keeping the first write error's errno (a later flush of an
+ * emptied buffer would succeed and hide it). */
+static void flush(struct reporter *r)
+{
+	if (fflush(r->out) != 0 && r->err == 0)
+		r->err = errno != 0 ? errno : EIO;
+}
+
+/* s on one line of text: control characters (newlines too) as \xNN. */
+static void put_text(FILE *f, const char *s)
+{
+	struct pwrap_buf b = {0};
+
+	pwrap_buf_text(&b, s);
+	fputs(b.failed || b.p == NULL ? "?" : b.p, f);
+	pwrap_buf_free(&b);
+}
+
+/* TAP descriptions must not contain '#' (it starts a directive) or
+ * control characters (a newline would start a line of its own). */
 static void tap_put(FILE *f, const char *s)
 {
-	for (; *s != '\0'; s++) {
-		if (*s == '#')
+	struct pwrap_buf b = {0};
+
+	pwrap_buf_text(&b, s);
+	for (const char *p = b.failed || b.p == NULL ? "?" : b.p; *p != '\0'; p++) {
+		if (*p == '#')
 			fputs("\\#", f);
-		else if (*s == '\n')
-			fputc(' ', f);
 		else
-			fputc(*s, f);
+			fputc(*p, f);
 	}
+	pwrap_buf_free(&b);
 }
 
 void report_begin(struct reporter *r)
 {
 	if (r->fmt == FMT_TAP) {
 		fprintf(r->out, "TAP version 13\n1..%zu\n", r->total);
-		fflush(r->out);
+		flush(r);
 	}
 }
 
@@ -133,10 +159,15 @@ void report_file(struct reporter *r, const struct file_results *fr)
 	r->passed += fr->nres - failed;
 	if (r->fmt == FMT_JUNIT)
 		return;
-	if (r->fmt == FMT_HUMAN && (!r->quiet || failed > 0 || fr->error != NULL))
-		fprintf(r->out, "%s\n", fr->sc->path);
-	if (r->fmt == FMT_HUMAN && fr->error != NULL)
-		fprintf(r->out, "  ERROR %s\n", fr->error);
+	if (r->fmt == FMT_HUMAN && (!r->quiet || failed > 0 || fr->error != NULL)) {
+		put_text(r->out, fr->sc->path);
+		fputc('\n', r->out);
+	}
+	if (r->fmt == FMT_HUMAN && fr->error != NULL) {
+		fputs("  ERROR ", r->out);
+		put_text(r->out, fr->error);
+		fputc('\n', r->out);
+	}
 	for (size_t i = 0; i < fr->nres; i++) {
 		const struct result *res = &fr->res[i];
 		if (r->fmt == FMT_TAP) {
@@ -145,8 +176,11 @@ void report_file(struct reporter *r, const struct file_results *fr)
 			fputs(": ", r->out);
 			tap_put(r->out, res->name != NULL ? res->name : "?");
 			fputc('\n', r->out);
-			for (size_t j = 0; j < res->nfailures; j++)
-				fprintf(r->out, "# %s\n", res->failures[j]);
+			for (size_t j = 0; j < res->nfailures; j++) {
+				fputs("# ", r->out);
+				put_text(r->out, res->failures[j]);
+				fputc('\n', r->out);
+			}
 			continue;
 		}
 		if (res->passed) {
@@ -155,10 +189,13 @@ void report_file(struct reporter *r, const struct file_results *fr)
 			continue;
 		}
 		fprintf(r->out, "  FAIL  %s\n", res->name != NULL ? res->name : "?");
-		for (size_t j = 0; j < res->nfailures; j++)
-			fprintf(r->out, "        %s\n", res->failures[j]);
+		for (size_t j = 0; j < res->nfailures; j++) {
+			fputs("        ", r->out);
+			put_text(r->out, res->failures[j]);
+			fputc('\n', r->out);
+		}
 	}
-	fflush(r->out);
+	flush(r);
 }
 
 static void junit(struct reporter *r, const struct file_results *all, size_t nall)
@@ -247,5 +284,22 @@ void report_end(struct reporter *r, const struct file_results *all, size_t nall)
 			r->files == 1 ? "" : "s");
 		break;
 	}
-	fflush(r->out);
+	flush(r);
+}
+
+int report_close(struct reporter *r)
+{
+	int rc = 0;
+
+	flush(r);
+	if (r->err != 0 || ferror(r->out))
+		rc = -1;
+	if (r->out != stdout && fclose(r->out) != 0) {
+		if (r->err == 0)
+			r->err = errno;
+		rc = -1;
+	}
+	r->out = NULL;
+	errno = r->err;
+	return rc;
 }

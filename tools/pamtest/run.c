@@ -807,18 +807,21 @@ out:
 }
 
 /* Private dir with passdb and service files; exports what the wrapper reads. */
-static int setup(struct runner *r, char **dir_out, char **err)
+static int setup(struct runner *r, struct pwrap_tmp **dir_out, char **err)
 {
 	const struct scenario *sc = r->sc;
 	struct pwrap_buf pdb = {0};
-	char *dir = NULL, *passdb = NULL, *syscopy = NULL;
+	struct pwrap_tmp *tmp = NULL;
+	const char *dir = NULL;
+	char *passdb = NULL, *syscopy = NULL;
 	const char *svcdir = sc->service_dir;
 	/* `service-dir system`: a user is every service's unless it names one */
 	const char *defsvc = sc->system != NULL ? "*" : sc->svcs[0].name;
 	int rc = -1;
 
 	*err = NULL;
-	dir = pwrap_mkdtemp("pamtest");
+	tmp = pwrap_tmp_make("pamtest");
+	dir = tmp != NULL ? tmp->path : NULL;
 	if (dir == NULL) {
 		*err = strdup("cannot create a private directory");
 		goto out;
@@ -829,7 +832,7 @@ static int setup(struct runner *r, char **dir_out, char **err)
 			sc->users[i].service != NULL ? sc->users[i].service : defsvc,
 			sc->users[i].flags != NULL ? ":" : "",
 			sc->users[i].flags != NULL ? sc->users[i].flags : "");
-	if (pdb.failed || pwrap_write_file(dir, "passdb", pdb.p, &passdb) != 0) {
+	if (pdb.failed || pwrap_tmp_write(tmp, "passdb", pdb.p, &passdb) != 0) {
 		*err = strdup("cannot write the passdb");
 		goto out;
 	}
@@ -844,7 +847,7 @@ static int setup(struct runner *r, char **dir_out, char **err)
 				*err = NULL;
 			goto out;
 		}
-		int wrc = pwrap_write_file(dir, sv->name, text, NULL);
+		int wrc = pwrap_tmp_write(tmp, sv->name, text, NULL);
 		free(text);
 		if (wrc != 0) {
 			*err = strdup("cannot write a service file");
@@ -886,7 +889,7 @@ out:
 	pwrap_buf_free(&pdb);
 	free(passdb);
 	free(syscopy);
-	*dir_out = dir;
+	*dir_out = tmp;
 	if (rc != 0 && *err == NULL)
 		*err = strdup("setup failed");
 	return rc;
@@ -896,7 +899,9 @@ int scenario_run(const struct scenario *sc, struct file_results *fr, int keep)
 {
 	struct runner r = {.sc = sc, .fr = fr};
 	size_t ntests = scenario_ntests(sc);
-	char *dir = NULL, *err = NULL;
+	struct pwrap_tmp *tmp = NULL;
+	const char *dir = NULL;
+	char *err = NULL;
 	double t0 = now();
 	int rc = 0;
 
@@ -905,7 +910,9 @@ int scenario_run(const struct scenario *sc, struct file_results *fr, int keep)
 	fr->res = calloc(ntests > 0 ? ntests : 1, sizeof(*fr->res));
 	if (fr->res == NULL)
 		return -1;
-	if (setup(&r, &dir, &err) != 0) {
+	rc = setup(&r, &tmp, &err);
+	dir = tmp != NULL ? tmp->path : NULL;
+	if (rc != 0) {
 		/* Every test point fails with the setup error. */
 		fr->error = err;
 		for (size_t i = 0; i < sc->nsteps; i++) {
@@ -968,9 +975,10 @@ out:
 	for (size_t i = 0; i < r.nfails; i++)
 		free(r.fails[i]);
 	free(r.fails);
-	if (dir != NULL && !keep)
-		pwrap_rmtree(dir);
-	free(dir);
+	if (keep)
+		pwrap_tmp_keep(tmp);
+	else
+		(void)pwrap_tmp_remove(tmp);
 	fr->seconds = now() - t0;
 	return rc;
 }

@@ -162,6 +162,10 @@ void scenario_perr(const char *file, int line, int *nerr, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* Set by main(): our module directory, or NULL when unknown. */
 extern const char *pamtest_moddir;
+/* The largest scenario file read (a bound, so that /dev/zero or a file
+ * that never ends cannot exhaust memory). */
+#define PAMTEST_MAX_SCENARIO (16 * 1024 * 1024)
+#define PAMTEST_MAX_SCENARIO_TEXT "16 MiB"
 void scenario_free(struct scenario *sc);
 /*
  * pamtest -c: check that every module the scenario's service files name
@@ -227,6 +231,7 @@ enum format { FMT_HUMAN, FMT_TAP, FMT_JUNIT };
 struct reporter {
 	enum format fmt;
 	FILE *out;
+	int err;	/* the first write error's errno, or 0 */
 	int quiet;
 	size_t total;   /* test points in all files */
 	size_t counter; /* TAP numbering */
@@ -235,5 +240,8 @@ struct reporter {
 void report_begin(struct reporter *r);
 void report_file(struct reporter *r, const struct file_results *fr);
 void report_end(struct reporter *r, const struct file_results *all, size_t nall);
+/* Flushes the report and closes its file (not stdout): 0 when all of it
+ * was written, else -1 (errno set when known, else 0). */
+int report_close(struct reporter *r);
 
 #endif

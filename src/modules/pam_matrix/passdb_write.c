@@ -282,18 +282,27 @@ static int pm_new_content(const struct pm_src *s, const struct pm_line *lines,
 	return 0;
 }
 
-/* Gives the open new file TFD the mode (and, as root, the owner) of the
- * passdb, writes N to it and syncs it.  *STEP names what failed. */
+/* Gives the open new file TFD the mode, owner and group of the passdb,
+ * writes N to it and syncs it.  *STEP names what failed. */
 static int pm_fill_new(int tfd, const struct pm_new *n, const char **step)
 {
+	struct stat st;
+
+	/* A passdb never changes hands silently: when the new file did not
+	 * get the passdb's owner and group (root rewriting a user's file, a
+	 * set-group-ID directory), it is given them, or the rewrite fails and
+	 * the passdb stays as it was. */
+	*step = "give the passdb's owner and group to the new";
+	if (fstat(tfd, &st) != 0) {
+		return -1;
+	}
+	if ((st.st_uid != n->st->st_uid || st.st_gid != n->st->st_gid) &&
+	    fchown(tfd, n->st->st_uid, n->st->st_gid) != 0) {
+		return -1;
+	}
 	*step = "set the mode of the new";
 	if (fchmod(tfd, n->st->st_mode & 07777) != 0) {
 		return -1;
-	}
-	/* Keep the owner when we are allowed to (root rewriting a user's
-	 * file); an unprivileged writer owns the file it rewrites anyway. */
-	if (geteuid() == 0) {
-		(void)fchown(tfd, n->st->st_uid, n->st->st_gid);
 	}
 	*step = "write the new";
 	if (pm_write_all(tfd, n->data, n->len) != 0 || fsync(tfd) != 0) {

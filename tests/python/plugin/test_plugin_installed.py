@@ -16,7 +16,7 @@ import pytest
 # The shared helpers (tests/pytest_common); this directory has no conftest.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 os.pardir, os.pardir, "pytest_common"))
-from pwrap_fixtures import cmake_installed, sanitizer_preload  # noqa: E402
+from pwrap_fixtures import HANG, cmake_installed, sanitizer_preload  # noqa: E402
 
 pytest_plugins = ["pytester"]
 
@@ -84,7 +84,7 @@ def test_found_by_its_entry_point(pytester, prefix, installed_env):
             preloaded = os.environ["LD_PRELOAD"].split(":")[-1]
             assert preloaded.startswith(%r), preloaded
         """ % (installed_env, prefix + "/"))
-    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
+    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=HANG)
     out = r.stdout.str() + r.stderr.str()
     assert r.ret == 0, out
     r.assert_outcomes(passed=1)
@@ -105,7 +105,7 @@ def test_entry_point_and_p_with_xdist(pytester, prefix, installed_env):
         """)
     r = pytester.runpytest_subprocess("-p", "no:cacheprovider",
                                       "-p", "pam_wrapper", "-n", "2",
-                                      timeout=120)
+                                      timeout=HANG)
     out = r.stdout.str() + r.stderr.str()
     assert r.ret == 0, out
     r.assert_outcomes(passed=4)

@@ -13,8 +13,14 @@
 # sanitizer runtimes preloaded, which the plugin must keep first.
 import os
 import re
+import sys
 
 import pytest
+
+# The shared helpers (tests/pytest_common); this directory has no conftest.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, os.pardir, "pytest_common"))
+from pwrap_fixtures import HANG  # noqa: E402
 
 pytest_plugins = ["pytester"]
 
@@ -41,7 +47,7 @@ def unwrapped_env(monkeypatch):
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
 
 
-def run(pytester, *args, timeout=120):
+def run(pytester, *args, timeout=HANG):
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args,
                                          timeout=timeout)
 
@@ -186,7 +192,7 @@ def test_no_reexec_loop_when_loaded_late(pytester, monkeypatch):
     pytester.makeconftest(COUNTING_CONFTEST)
     pytester.makepyfile(test_x='pytest_plugins = ["pytest_pam_wrapper"]\n'
                         "def test_a(pam_wrapper): pass\n")
-    r = run(pytester, timeout=60)
+    r = run(pytester)
     assert r.ret == pytest.ExitCode.USAGE_ERROR
     assert "is still not loaded" in r.stderr.str()
     assert len(conftest_imports(pytester)) == 2

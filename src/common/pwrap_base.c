@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Where runtime directories may be made (the bases), and which of them are
- * trusted.  The bases, in order: $TMPDIR, /dev/shm (Linux), /tmp.  $TMPDIR
+ * Where private directories may be made (the bases), and which of them are
+ * trusted: the wrapper's runtime directories (pwrap_rundir.c) and the
+ * tools' private directories (tools/common/pwrap_tool.c) follow this one
+ * rule.  The bases, in order: $TMPDIR, /dev/shm (Linux), /tmp.  $TMPDIR
  * is resolved first (realpath), so that no symbolic link on its way is
  * followed again later (a link another user owns could be pointed
- * elsewhere between two uses); it must be absolute and, resolved, free of
- * blanks (our paths become tokens of service-file lines).
+ * elsewhere between two uses); for the wrapper it must be absolute and,
+ * resolved, free of blanks (its paths become tokens of service-file
+ * lines); the tools resolve a relative one once, at start.
  *
  * Trusted: a directory owned by the process's real file-system uid or by
  * root, and writable by nobody else (its group or others) unless it is
@@ -17,6 +20,9 @@
  * The directories above a base are not checked: a sandbox's / may belong
  * to an unmapped uid, and the system's /tmp and /dev/shm and a user's own
  * TMPDIR sit below root's directories.
+ *
+ * Nothing here logs: the callers (the wrapper's log, the tools' stderr)
+ * say what the notes and reasons hold.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,33 +32,39 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "pwrap_private.h"
+#include "pwrap_base.h"
 
-/* Paths end up as tokens of service-file lines: no blanks allowed. */
-static bool path_usable(const char *p)
+/* Whether p (resolved) may be a base: absolute and, for TOKEN, without
+ * the blanks and '#' a service-file token cannot hold. */
+static bool path_usable(const char *p, unsigned flags)
 {
-	return p != NULL && p[0] == '/' && strpbrk(p, " \t\n#") == NULL;
+	return p != NULL && p[0] == '/' &&
+	       ((flags & PWRAP_BASES_TOKEN) == 0 ||
+		strpbrk(p, " \t\n#") == NULL);
 }
 
-size_t pwrap_bases(struct pwrap_base out[PWRAP_MAX_BASES], char **resolved)
+size_t pwrap_bases(struct pwrap_base out[PWRAP_MAX_BASES], char **resolved,
+		   unsigned flags, char *note, size_t nn)
 {
 	const char *tmpdir = getenv("TMPDIR");
 	size_t n = 0;
 
 	*resolved = NULL;
-	if (tmpdir != NULL && tmpdir[0] == '/') {
+	note[0] = '\0';
+	if (tmpdir != NULL && (tmpdir[0] == '/' ||
+	    (tmpdir[0] != '\0' && (flags & PWRAP_BASES_RELATIVE) != 0))) {
 		*resolved = realpath(tmpdir, NULL);
-		if (path_usable(*resolved)) {
+		if (path_usable(*resolved, flags)) {
 			out[n++] = (struct pwrap_base){ *resolved, "TMPDIR ",
 							PWRAP_BASE_TMPDIR };
 		} else {
-			PWRAP_LOG(PWRAP_LOG_DEBUG, "TMPDIR=%s: %s; not used",
-				  tmpdir, *resolved == NULL ? strerror(errno)
-				  : "its real path has a blank");
+			snprintf(note, nn, "TMPDIR=%s: %s; not used", tmpdir,
+				 *resolved == NULL ? strerror(errno)
+				 : "its real path has a blank");
 		}
 	} else if (tmpdir != NULL && tmpdir[0] != '\0') {
-		PWRAP_LOG(PWRAP_LOG_DEBUG, "TMPDIR=%s is not an absolute path; "
-			  "not used", tmpdir);
+		snprintf(note, nn, "TMPDIR=%s is not an absolute path; "
+			 "not used", tmpdir);
 	}
 #ifdef __linux__
 	out[n++] = (struct pwrap_base){ "/dev/shm", "", PWRAP_BASE_SHM };
