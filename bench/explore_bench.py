@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """P6, the stack explorer (pamtest explore, pamtest-explore(1)): wall time
 per stack, for Debian 12's own stacks read with --system (all four groups
-each) and for a generated 200-line stack, with the number of paths through
-each stack, the states and edges the search needed and the libpam replays
-that checked the graph.  Goal: Debian's stacks under 1 s each.  There is
-no upstream counterpart, so the figures are absolute (median of --rounds
-runs, each a whole `pamtest explore` process: start, the search, the
-replays, the output).
+each), a generated 200-line stack, long stacks (200 and 1,000 `required`
+lines, 1,000 substacks of a two-line file: issue 35) and a 5 MB service
+file, with the number of paths through each stack, the states and edges
+the search needed, the libpam replays that checked the graph, the size of
+the JSON and the process's peak memory.  Goal: Debian's stacks under 1 s
+each.  There is no upstream counterpart, so the figures are absolute
+(median of --rounds runs, each a whole `pamtest explore` process: start,
+the search, the replays, the output; the 5 MB file once).
 
     python3 bench/explore_bench.py --pamtest build-bench/bin/pamtest [--out FILE]
     python3 bench/explore_bench.py --pamtest ... --smoke     (1 round, writes nothing)
@@ -65,31 +67,83 @@ def generated_stack(d, lines=200, seed=6):
     return "gen200"
 
 
-def run(pamtest, args, rounds):
-    times, data = [], None
-    for _ in range(rounds):
+# GNU time's %M: the peak RSS of pamtest explore (the larger of it and its
+# replaying child).  Not through this process's wait4(): a child forked
+# from Python starts with Python's resident size as its peak.
+GNU_TIME = "/usr/bin/time"
+
+
+def run_once(pamtest, args):
+    """One `pamtest explore ARGS -f json`: (seconds, exit status, JSON
+    text, peak RSS in MiB or None, stderr).  The JSON goes to a file (it
+    can be large)."""
+    argv = [pamtest, "explore", *args, "-f", "json"]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile(mode="r") as rss:
+        if os.access(GNU_TIME, os.X_OK):
+            argv = [GNU_TIME, "-q", "-f", "%M", "-o", rss.name, *argv]
         t0 = time.monotonic()
-        p = subprocess.run([pamtest, "explore", *args, "-f", "json"],
-                           capture_output=True, text=True, timeout=600)
-        times.append(time.monotonic() - t0)
-        if p.returncode not in (0, 1):
-            raise RuntimeError("pamtest explore %s: %s" % (" ".join(args), p.stderr))
-        data = json.loads(p.stdout)
+        rc = subprocess.run(argv, stdout=out, stderr=err, timeout=900).returncode
+        secs = time.monotonic() - t0
+        out.seek(0)
+        err.seek(0)
+        kib = rss.read().strip().splitlines()
+        return (secs, rc, out.read(), int(kib[-1]) / 1024.0 if kib else None,
+                err.read().decode(errors="replace"))
+
+
+def run(pamtest, args, rounds):
+    times, data, size, rss = [], None, 0, 0.0
+    for _ in range(rounds):
+        secs, rc, text, peak, err = run_once(pamtest, args)
+        times.append(secs)
+        if rc not in (0, 1):
+            raise RuntimeError("pamtest explore %s: %s" % (" ".join(args), err))
+        data = json.loads(text)
+        data = data if isinstance(data, list) else [data]
+        size = len(text)
+        rss = None if peak is None or rss is None else max(rss, peak)
     for o in data:
         if o["disagreement"] is not None:
             raise RuntimeError("libpam disagrees: %s" % o["disagreement"])
-    return statistics.median(times), data
+    return statistics.median(times), data, size, rss
 
 
-def row(name, secs, data, goal):
-    paths = sum(o.get("paths_total", 0) for o in data)
+def row(name, result, goal):
+    secs, data, size, rss = result
+    # paths_total is a string beyond 2^53: the sum from the logarithms
+    paths = sum(10 ** o["paths_log10"] if o["paths_log10"] < 300 else float("inf")
+                for o in data)
+    log10 = max(o["paths_log10"] for o in data)
     states = sum(o["states"] for o in data)
     edges = sum(o["edges"] for o in data)
     replays = sum(o["replays"] for o in data)
+    replayed = all(o["replayed"] for o in data)
     kinds = sorted({f["kind"] for o in data for f in o["findings"]})
     ok = "" if goal is None else ("met" if secs < goal else "NOT met")
-    return "| %s | %.3f | %.4g | %d | %d | %d | %s | %s |" % (
-        name, secs, paths, states, edges, replays, ", ".join(kinds) or "none", ok)
+    return "| %s | %.3f | %s | %d | %d | %s | %s | %s | %s | %s |" % (
+        name, secs, "%.4g" % paths if paths != float("inf") else "10^%.0f" % log10,
+        states, edges, replays if replayed else "%d (not replayed)" % replays,
+        "{:,}".format(size), "n/a" if rss is None else "%.1f" % rss,
+        ", ".join(kinds) or "none", ok)
+
+
+def long_stacks(d):
+    """Issue 35's long stacks: (row name, explore arguments)."""
+    line = "auth required pam_unix.so\n"
+    for n in (200, 1000):
+        with open(os.path.join(d, "required%d" % n), "w") as f:
+            f.write(line * n)
+    with open(os.path.join(d, "substack1000"), "w") as f:
+        f.write("auth substack inc\n" * 1000)
+    with open(os.path.join(d, "inc"), "w") as f:
+        f.write("auth required pam_unix.so\nauth sufficient pam_permit.so\n")
+    with open(os.path.join(d, "big"), "w") as f:
+        f.write(line * (5000000 // len(line)))
+    return [("200 `required` lines, auth", ["-d", d, "required200", "-t", "auth"]),
+            ("1,000 `required` lines, auth", ["-d", d, "required1000", "-t", "auth"]),
+            ("1,000 substacks of 2 lines, auth", ["-d", d, "substack1000", "-t", "auth"]),
+            ("5 MB file (192,307 lines), all groups, 1 round", ["-d", d, "big"])]
 
 
 def main():
@@ -105,25 +159,27 @@ def main():
              "%s, %d rounds per stack (median), %s" % (
                  time.strftime("%Y-%m-%d"), rounds, os.uname().machine), "",
              "| stack (all four groups) | seconds | paths | states | edges | "
-             "libpam replays | findings | < 1 s |",
-             "|---|---|---|---|---|---|---|---|"]
+             "libpam replays | JSON bytes | peak MiB | findings | < 1 s |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     worst = 0.0
     for s in DEBIAN:
         if not os.path.exists(os.path.join("/etc/pam.d", s)):
-            lines.append("| %s | (not installed) | | | | | | |" % s)
+            lines.append("| %s | (not installed) | | | | | | | | |" % s)
             continue
-        secs, data = run(a.pamtest, ["--system", s], rounds)
-        worst = max(worst, secs)
-        lines.append(row("--system " + s, secs, data, GOAL_S))
+        result = run(a.pamtest, ["--system", s], rounds)
+        worst = max(worst, result[0])
+        lines.append(row("--system " + s, result, GOAL_S))
     d = tempfile.mkdtemp(prefix="explore-bench.")
     try:
         name = generated_stack(d)
-        secs, data = run(a.pamtest, ["-d", d, name], rounds)
-        lines.append(row("generated, 200 lines", secs, data, None))
-        secs, data = run(a.pamtest, ["-d", d, name, "--no-replay"], rounds)
-        lines.append(row("generated, 200 lines, --no-replay", secs, data, None))
-        secs, data = run(a.pamtest, ["-d", d, name, "--replay-all"], rounds)
-        lines.append(row("generated, 200 lines, --replay-all", secs, data, None))
+        lines.append(row("generated, 200 lines", run(a.pamtest, ["-d", d, name], rounds), None))
+        lines.append(row("generated, 200 lines, --no-replay",
+                         run(a.pamtest, ["-d", d, name, "--no-replay"], rounds), None))
+        lines.append(row("generated, 200 lines, --replay-all",
+                         run(a.pamtest, ["-d", d, name, "--replay-all"], rounds), None))
+        for title, args in long_stacks(d):
+            lines.append(row(title, run(a.pamtest, args, 1 if "big" in args else rounds),
+                             None))
     finally:
         shutil.rmtree(d, ignore_errors=True)
     lines += ["", "Debian's stacks: slowest %.3f s, goal < %.1f s: %s" % (

@@ -95,3 +95,11 @@ bool pamconf_name_refused(const char *path)
 	n = dot != NULL ? (size_t)(dot - base) : strlen(base);
 	return n == 0 || (n == 1 && base[0] == '?');
 }
+
+bool pamconf_stop_crashes(const struct pamconf_rules *r,
+			  const struct pamconf_line *l)
+{
+	/* 1.6 allocates the handler with calloc(): its `next` is NULL */
+	return l->kind == PAMCONF_STOP && r->impl == PAMCONF_LINUX_PAM &&
+	       r->version < 106;
+}

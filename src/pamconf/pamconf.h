@@ -191,6 +191,14 @@ enum pamconf_stack pamconf_stack_included(enum pamconf_stack line,
 /* Whether libpam fails a line whose module or substack is `path`: the
  * name it derives (last component, last ".suffix" off) is empty or "?". */
 bool pamconf_name_refused(const char *path);
+/* Whether libpam may crash on line l (a PAMCONF_STOP): up to Linux-PAM
+ * 1.5 the handler it adds before refusing the name is malloc()ed and
+ * left with its `next` unset, which the next handler added to that list
+ * (or pam_end's freeing) follows.  libpam_wrapper refuses such a line. */
+bool pamconf_stop_crashes(const struct pamconf_rules *r,
+			  const struct pamconf_line *l);
+#define PAMCONF_STOP_CRASHES "libpam up to 1.5 leaves a half-made " \
+	"handler behind, with an unset pointer it may follow and crash"
 
 /* ---- writing a file back --------------------------------------------------- */
 
@@ -209,6 +217,10 @@ struct pamconf_module_line {
 /* An include line that cannot work (reported where libpam reads it). */
 enum pamconf_bad_include {
 	PAMCONF_INCLUDE_NO_TARGET,	/* libpam crashes on it; target NULL */
+	PAMCONF_NAME_CRASHES,		/* a module or substack named "" or
+					 * "?" up to Linux-PAM 1.5
+					 * (pamconf_stop_crashes()); target
+					 * the name */
 	PAMCONF_INCLUDE_TOO_LONG,	/* resolved, the target would not fit
 					 * libpam's line buffer */
 };
@@ -345,6 +357,15 @@ int pamconf_module_find(const struct pamconf_rules *r, const char *module,
  */
 #define PAMCONF_INCLUDE_DEEPEST 8192
 
+/*
+ * How many entries the stacks of a service may hold in all before the
+ * walk gives up (s->error): libpam's pam_start takes time quadratic in
+ * them (it appends each handler at the end of a list), so a stack that
+ * long, or one its includes repeat into that many, is never a working
+ * one, and every entry costs the walk's callers memory.
+ */
+#define PAMCONF_ENTRIES_MAX 262144
+
 /* What libpam does with one entry of a stack. */
 enum pamconf_does {
 	PAMCONF_CALLS,		/* calls the line's module (or, when it cannot
@@ -374,7 +395,24 @@ struct pamconf_entry {
 
 struct pamconf_entries {
 	struct pamconf_entry *v;
-	size_t n;
+	size_t n, cap;
+};
+
+/*
+ * A line libpam never reads for a group, although the service names it:
+ * it is in a file an include or substack beyond the version's nesting
+ * limit would have read (and what that file includes), or after a line on
+ * which libpam stops reading its file.  `at` is the line where libpam
+ * stopped, `why` (static) says why.
+ */
+struct pamconf_unread {
+	int file;
+	const struct pamconf_line *l;
+	int group;		/* enum pwrap_group */
+	bool other;		/* read for "other" */
+	int at_file;
+	unsigned at_line;
+	const char *why;
 };
 
 /* A file the service reads (once each, however often it is included). */
@@ -392,6 +430,11 @@ struct pamconf_service {
 	/* the stacks of the service and of "other", per enum pwrap_group */
 	struct pamconf_entries conf[PWRAP_GROUPS], other[PWRAP_GROUPS];
 	int service_file, other_file;	/* indexes, or -1: missing */
+	/* the service name as libpam reads it (Linux-PAM: what follows the
+	 * last '/', in lower case) */
+	char *name;
+	struct pamconf_unread *unread;	/* in the order met */
+	size_t nunread, capunread;
 	char *refused;		/* pam_start fails: "FILE[:LINE]: why" */
 	int refused_file;	/* the file it names, or -1 */
 	char *error;		/* what cannot be told (or no memory) */
@@ -412,7 +455,9 @@ struct pamconf_walk_ops {
  * Reads service from dir as r's libpam reads it under libpam_wrapper, into
  * stacks: the service file and "other" (a missing service: only "other"),
  * what they include and substack, each file for the groups libpam reads it
- * for, within the version's limits.  The service file and "other" count
+ * for, within the version's limits (what they leave unread in s->unread).
+ * Linux-PAM takes the service name as its pam_start() does: what follows
+ * the last '/', in lower case (s->name).  The service file and "other" count
  * only as regular files, as libpam_wrapper provides them (one it cannot
  * read makes pam_start fail); what libpam_wrapper refuses (an include
  * cycle up to Linux-PAM 1.5, a target that would block, a line on which

@@ -375,8 +375,9 @@ static void classify(const struct pamconf_rules *r, struct pamconf_line *l)
 		if (l->kind == PAMCONF_SUBSTACK &&
 		    pamconf_name_refused(l->tok[2].text)) {
 			l->kind = PAMCONF_STOP;
-			l->why = "a substack named \"\" or \"?\": libpam stops "
-				 "reading the file";
+			l->why = "the substack's name without its directory "
+				 "and suffix is empty or \"?\": libpam stops "
+				 "reading the file there";
 		}
 		return;
 	}
@@ -390,8 +391,9 @@ static void classify(const struct pamconf_rules *r, struct pamconf_line *l)
 	l->target = 2;
 	if (pamconf_name_refused(l->tok[2].text)) {
 		l->kind = PAMCONF_STOP;
-		l->why = "a module named \"\" or \"?\": libpam stops reading "
-			 "the file";
+		l->why = "the module's name without its directory and "
+			 "suffix is empty or \"?\": libpam stops reading "
+			 "the file there";
 	}
 }
 

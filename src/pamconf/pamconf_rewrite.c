@@ -237,6 +237,21 @@ static int rewrite_line(const struct rw *w, const struct pamconf_line *l)
 		errno = EINVAL;
 		return -1;
 	}
+	if (pamconf_stop_crashes(w->r, l)) {
+		/* refused where libpam reads the line, as a bad include */
+		if (ops->bad_include != NULL &&
+		    ops->bad_include(ops->ctx, stack, PAMCONF_NAME_CRASHES,
+				     l->tok[l->target].text, w->src,
+				     l->line) == 0) {
+			emit(w->out, l, l->text, l->len);
+			return 0;
+		}
+		w->err->why = "a module or substack named \"\" or \"?\": "
+			      PAMCONF_STOP_CRASHES;
+		w->err->line = l->line;
+		errno = EINVAL;
+		return -1;
+	}
 	if (l->target < 0) {
 		emit(w->out, l, l->text, l->len);
 		return 0;

@@ -57,6 +57,13 @@ struct walk {
 	int *chain;		/* files being read, outermost first */
 	size_t depth, cap;
 	const char *why;	/* RD_FAILS of an include: why */
+	/* RD_FAILS of a file: where libpam stopped reading, and why */
+	int stop_file;
+	unsigned stop_line;
+	const char *stop_why;
+	/* files read for s->unread, once per stack: file * 8 + stack */
+	int *shadowed;
+	size_t nshadowed, capshadowed;
 };
 
 static void set_msg(char **to, const char *fmt, va_list ap)
@@ -187,8 +194,35 @@ static enum pamconf_target kind_of(struct walk *w, const char *path, int *why)
 		       : pamconf_target_kind(w->r, AT_FDCWD, path, why);
 }
 
-/* Reads and parses file f once.  RD_OK or RD_STOP. */
-static int load(struct walk *w, int f)
+/* Where libpam stops reading a file, for the RD_FAILS that follows. */
+static int stop_at(struct walk *w, int file, unsigned line, const char *why)
+{
+	w->stop_file = file;
+	w->stop_line = line;
+	w->stop_why = why;
+	return RD_FAILS;
+}
+
+/* Grows *v (of *cap elements of size sz) to hold n + 1.  0 or -1. */
+static int room(void **v, size_t *cap, size_t n, size_t sz)
+{
+	size_t c = *cap ? *cap * 2 : 16;
+	void *nv;
+
+	if (n < *cap) {
+		return 0;
+	}
+	if ((nv = reallocarray(*v, c, sz)) == NULL) {
+		return -1;
+	}
+	*v = nv;
+	*cap = c;
+	return 0;
+}
+
+/* Reads and parses file f once.  RD_OK or RD_STOP (quiet: RD_FAILS
+ * instead of an error when it cannot be read). */
+static int load_file(struct walk *w, int f, bool quiet)
 {
 	struct pamconf_sfile *sf = &w->s->files[f];
 	char *text = NULL;
@@ -202,6 +236,9 @@ static int load(struct walk *w, int f)
 		     ? w->ops->read(w->ops->ctx, sf->path, &text, &len)
 		     : pamconf_read_file(AT_FDCWD, sf->path, FILE_MAX, &text,
 					 &len);
+	if (rc != 0 && quiet) {
+		return RD_FAILS;
+	}
 	if (rc != 0) {
 		return error(w, "%s: %s", sf->show, strerror(errno));
 	}
@@ -214,21 +251,33 @@ static int load(struct walk *w, int f)
 	return RD_OK;
 }
 
+static int load(struct walk *w, int f)
+{
+	return load_file(w, f, false);
+}
+
 /* Appends a copy of e (its path taken) to the stack of group. */
 static int add(struct walk *w, int group, struct pamconf_entry *e)
 {
 	struct pamconf_entries *st = w->other ? &w->s->other[group]
 					      : &w->s->conf[group];
-	struct pamconf_entry *v = realloc(st->v, (st->n + 1) * sizeof(*v));
 
-	if (v == NULL) {
+	if (w->seq >= PAMCONF_ENTRIES_MAX) {
+		free(e->path);
+		e->path = NULL;
+		return error(w, "the service's stacks hold more than %d "
+			     "lines (with what their includes repeat); "
+			     "libpam's pam_start takes time quadratic in "
+			     "them, no tool here follows that many",
+			     PAMCONF_ENTRIES_MAX);
+	}
+	if (room((void **)&st->v, &st->cap, st->n, sizeof(*st->v)) != 0) {
 		free(e->path);
 		e->path = NULL;
 		return nomem(w);
 	}
-	st->v = v;
 	e->seq = w->seq++;
-	v[st->n++] = *e;
+	st->v[st->n++] = *e;
 	e->path = NULL;
 	return RD_OK;
 }
@@ -267,12 +316,99 @@ static int group_of(enum pamconf_stack st)
 static int read_linux(struct walk *w, int f, enum pamconf_stack asked,
 		      unsigned level, unsigned inc);
 
+/* The index of include target `target` (a path, or a name in the service
+ * directory), or -1 (out of memory: s->error). */
+static int target_index(struct walk *w, const char *target)
+{
+	char *path = NULL;
+	int f = -1;
+
+	if (target[0] == '/' ? (path = strdup(target)) != NULL
+			     : asprintf(&path, "%s/%s", w->dir, target) >= 0) {
+		f = file_index(w, path);
+	}
+	free(path);
+	if (f < 0) {
+		nomem(w);
+	}
+	return f;
+}
+
+/* ---- what libpam leaves unread (s->unread) ---- */
+
+static int shadow_target(struct walk *w, const char *target,
+			 enum pamconf_stack asked, int at_file,
+			 unsigned at_line, const char *why);
+
+/* Lines of file f from index `from` on, as libpam would read them for
+ * `asked`, into s->unread, and what their includes would read. */
+static int shadow_lines(struct walk *w, int f, size_t from,
+			enum pamconf_stack asked, int at_file,
+			unsigned at_line, const char *why)
+{
+	/* (s->files moves as targets are added; the lines stay) */
+	for (size_t i = from; i < w->s->files[f].f.n; i++) {
+		const struct pamconf_line *l = &w->s->files[f].f.v[i];
+		enum pamconf_stack ls = pamconf_line_stack(l);
+		enum pamconf_stack to = pamconf_stack_included(ls, asked);
+		struct pamconf_unread *u;
+
+		if (!pamconf_stack_reads(ls, asked) || group_of(to) < 0 ||
+		    group_of(to) >= PWRAP_GROUPS) {
+			continue;
+		}
+		if (room((void **)&w->s->unread, &w->s->capunread,
+			 w->s->nunread, sizeof(*u)) != 0) {
+			return nomem(w);
+		}
+		u = &w->s->unread[w->s->nunread++];
+		*u = (struct pamconf_unread){ f, l, group_of(to), w->other,
+					      at_file, at_line, why };
+		if ((l->kind == PAMCONF_INCLUDE || l->kind == PAMCONF_SUBSTACK ||
+		     l->kind == PAMCONF_AT_INCLUDE) && l->target >= 0 &&
+		    shadow_target(w, l->tok[l->target].text, to, at_file,
+				  at_line, why) == RD_STOP) {
+			return RD_STOP;
+		}
+	}
+	return RD_OK;
+}
+
+/* The file an include libpam does not follow would read, once per stack
+ * (a file that cannot be read, or is not a file, adds nothing). */
+static int shadow_target(struct walk *w, const char *target,
+			 enum pamconf_stack asked, int at_file,
+			 unsigned at_line, const char *why)
+{
+	int f = target_index(w, target), key, k;
+
+	if (f < 0) {
+		return RD_STOP;
+	}
+	key = f * 8 + (int)asked;
+	for (size_t i = 0; i < w->nshadowed; i++) {
+		if (w->shadowed[i] == key) {
+			return RD_OK;
+		}
+	}
+	if (room((void **)&w->shadowed, &w->capshadowed, w->nshadowed,
+		 sizeof(*w->shadowed)) != 0) {
+		return nomem(w);
+	}
+	w->shadowed[w->nshadowed++] = key;
+	if (kind_of(w, w->s->files[f].path, &k) != PAMCONF_TARGET_FILE) {
+		return RD_OK;
+	}
+	k = load_file(w, f, true);
+	return k != RD_OK ? (k == RD_STOP ? RD_STOP : RD_OK)
+			  : shadow_lines(w, f, 0, asked, at_file, at_line, why);
+}
+
 /* Follows an include target for `asked` (level, inc: after this include).
  * RD_OK, RD_FAILS (libpam fails the line: w->why) or RD_STOP. */
 static int follow(struct walk *w, const char *target, enum pamconf_stack asked,
 		  unsigned level, unsigned inc, int from, unsigned line)
 {
-	char *path = NULL;
 	int f, why;
 
 	if (w->r->include_max != 0 ? inc >= w->r->include_max
@@ -281,21 +417,20 @@ static int follow(struct walk *w, const char *target, enum pamconf_stack asked,
 				 ? "includes and substacks nested deeper than "
 				   "libpam allows"
 				 : "substacks nested deeper than libpam allows";
-		return RD_FAILS;
+		/* what it would have read stays unread */
+		if (shadow_target(w, target, asked, from, line, w->why) ==
+		    RD_STOP) {
+			return RD_STOP;
+		}
+		return stop_at(w, from, line, w->why);
 	}
-	if (target[0] == '/' ? (path = strdup(target)) == NULL
-			     : asprintf(&path, "%s/%s", w->dir, target) < 0) {
-		return nomem(w);
-	}
-	f = file_index(w, path);
-	free(path);
-	if (f < 0) {
-		return nomem(w);
+	if ((f = target_index(w, target)) < 0) {
+		return RD_STOP;
 	}
 	switch (kind_of(w, w->s->files[f].path, &why)) {
 	case PAMCONF_TARGET_NONE:
 		w->why = "its include cannot be read";
-		return RD_FAILS;
+		return stop_at(w, from, line, w->why);
 	case PAMCONF_TARGET_EMPTY:
 		return RD_OK;	/* libpam reads no line from it */
 	case PAMCONF_TARGET_BLOCKS:
@@ -386,6 +521,10 @@ static int line_linux(struct walk *w, int f, const struct pamconf_line *l,
 		e.why = l->why;
 		return add(w, group_of(to), &e);
 	case PAMCONF_STOP:
+		if (pamconf_stop_crashes(w->r, l)) {
+			return refuse(w, f, l->line, "%s; " PAMCONF_STOP_CRASHES
+				      " (libpam_wrapper refuses it)", l->why);
+		}
 		/* the handler (or substack mark) is added, then the name
 		 * refused: a module's is never found, libpam fails the line
 		 * it gives an unknown group, else calls nothing */
@@ -399,7 +538,7 @@ static int line_linux(struct walk *w, int f, const struct pamconf_line *l,
 			return RD_STOP;
 		}
 		w->why = "libpam stops reading its include";
-		return RD_FAILS;
+		return stop_at(w, f, l->line, l->why);
 	case PAMCONF_MODULE:
 		break;
 	}
@@ -407,12 +546,13 @@ static int line_linux(struct walk *w, int f, const struct pamconf_line *l,
 }
 
 /* Reads file f for `asked`: RD_OK, RD_FAILS (libpam's read of the file
- * fails, the lines before stay) or RD_STOP. */
+ * fails, the lines before stay; w->stop_* say where) or RD_STOP. */
 static int read_linux(struct walk *w, int f, enum pamconf_stack asked,
 		      unsigned level, unsigned inc)
 {
 	const struct pamconf_file *pf;
 	int rc = load(w, f);
+	size_t i;
 
 	if (rc != RD_OK) {
 		return rc;
@@ -428,14 +568,23 @@ static int read_linux(struct walk *w, int f, enum pamconf_stack asked,
 		return RD_STOP;
 	}
 	/* (s->files moves as includes add to it; the lines stay) */
-	for (size_t i = 0; rc == RD_OK && i < w->s->files[f].f.n; i++) {
+	for (i = 0; rc == RD_OK && i < w->s->files[f].f.n; i++) {
 		rc = line_linux(w, f, &w->s->files[f].f.v[i], asked, level,
 				inc);
 	}
 	w->depth--;
+	/* libpam reads no more of this file (the shadow read leaves w->why
+	 * and w->stop_* as they are) */
+	if (rc == RD_FAILS &&
+	    shadow_lines(w, f, i, asked, w->stop_file, w->stop_line,
+			 "libpam stops reading the file before it") != RD_OK) {
+		return RD_STOP;
+	}
 	if (rc == RD_OK && w->s->files[f].f.end == PAMCONF_END_BROKEN) {
 		w->why = "libpam gives up reading its include";
-		rc = RD_FAILS;
+		rc = stop_at(w, f, w->s->files[f].f.end_line,
+			     "a continued line overflows libpam's line buffer "
+			     "or ends the file: libpam gives up on the file");
 	}
 	return rc;
 }
@@ -596,10 +745,17 @@ static int top_linux(struct walk *w, const char *name, int *idx,
 		*idx = -1;	/* only a regular file is a service file */
 		return RD_OK;
 	}
+	w->stop_file = -1;
 	rc = read_linux(w, *idx, PAMCONF_STACK_ANY, 0, 0);
-	if (rc == RD_FAILS) {
+	if (rc == RD_FAILS && w->stop_file < 0) {
 		return refuse(w, *idx, 0, "libpam cannot read %s: pam_start "
 			      "fails", what);
+	}
+	if (rc == RD_FAILS) {
+		/* named where libpam stopped reading */
+		return refuse(w, w->stop_file, w->stop_line, "%s, so libpam "
+			      "cannot read %s: pam_start fails", w->stop_why,
+			      what);
 	}
 	return rc;
 }
@@ -610,6 +766,13 @@ static void read_linux_service(struct walk *w, char *service)
 
 	for (char *p = service; *p != '\0'; p++) {
 		*p = (char)tolower((unsigned char)*p);	/* as pam_start does */
+	}
+	if (service[0] == '\0' || strcmp(service, ".") == 0 ||
+	    strcmp(service, "..") == 0) {
+		/* libpam would open the directory or its parent */
+		error(w, "service name \"%s\" names no file of %s", service,
+		      w->dir);
+		return;
 	}
 	/* "other" asked for: libpam reads the file twice, both "other" */
 	w->other = strcmp(service, "other") == 0;
@@ -636,7 +799,10 @@ int pamconf_service_read(const struct pamconf_rules *r, const char *dir,
 	struct pamconf_walk_ops defaults = { .moddirs = none };
 	struct walk w = { .r = r, .ops = ops != NULL ? ops : &defaults,
 			  .dir = dir, .s = s };
-	char *name = strdup(service);
+	/* Linux-PAM's pam_start keeps what follows the last '/' */
+	const char *slash = r->impl == PAMCONF_OPENPAM ? NULL
+						       : strrchr(service, '/');
+	char *name = strdup(slash != NULL ? slash + 1 : service);
 
 	memset(s, 0, sizeof(*s));
 	s->service_file = s->other_file = s->refused_file = -1;
@@ -652,8 +818,9 @@ int pamconf_service_read(const struct pamconf_rules *r, const char *dir,
 	} else {
 		read_linux_service(&w, name);
 	}
-	free(name);
+	s->name = name;
 	free(w.chain);
+	free(w.shadowed);
 	return s->error != NULL ? -1 : 0;
 }
 
@@ -679,6 +846,8 @@ void pamconf_service_free(struct pamconf_service *s)
 	free(s->files);
 	free(s->refused);
 	free(s->error);
+	free(s->name);
+	free(s->unread);
 	memset(s, 0, sizeof(*s));
 	s->service_file = s->other_file = s->refused_file = -1;
 }

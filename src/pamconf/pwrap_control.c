@@ -115,8 +115,10 @@ static bool parse_brackets(const char *p, int *act, bool exact_jumps)
 	return true;
 }
 
-bool pwrap_control_actions(const char *control, int act[PWRAP_CONTROL_CODES],
-			   bool exact_jumps)
+/* What libpam makes of CONTROL (see pwrap_control_actions): 0 include or
+ * substack (ACT untouched), 1 read, -1 an error (every code "bad"). */
+static int read_control(const char *control, int act[PWRAP_CONTROL_CODES],
+			bool exact_jumps)
 {
 	static const struct {
 		const char *name;
@@ -128,10 +130,11 @@ bool pwrap_control_actions(const char *control, int act[PWRAP_CONTROL_CODES],
 		{ "optional", PWRAP_CONTROL_OK, PWRAP_CONTROL_IGNORE, false },
 		{ "sufficient", PWRAP_CONTROL_DONE, PWRAP_CONTROL_IGNORE, false },
 	};
+	int rc = 1;
 
 	if (strcasecmp(control, "include") == 0 ||
 	    strcasecmp(control, "substack") == 0) {
-		return false;
+		return 0;
 	}
 	for (int i = 0; i < PWRAP_CONTROL_CODES; i++) {
 		act[i] = UNSET;
@@ -144,14 +147,28 @@ bool pwrap_control_actions(const char *control, int act[PWRAP_CONTROL_CODES],
 				act[LP_IGNORE] = PWRAP_CONTROL_IGNORE;
 			}
 			set_unset(act, keywords[i].other);
-			return true;
+			return 1;
 		}
 	}
 	if (!parse_brackets(control, act, exact_jumps)) {
 		for (int i = 0; i < PWRAP_CONTROL_CODES; i++) {
 			act[i] = PWRAP_CONTROL_BAD;
 		}
+		rc = -1;
 	}
 	set_unset(act, PWRAP_CONTROL_BAD);
-	return true;
+	return rc;
+}
+
+bool pwrap_control_readable(const char *control, bool exact_jumps)
+{
+	int act[PWRAP_CONTROL_CODES];
+
+	return read_control(control, act, exact_jumps) >= 0;
+}
+
+bool pwrap_control_actions(const char *control, int act[PWRAP_CONTROL_CODES],
+			   bool exact_jumps)
+{
+	return read_control(control, act, exact_jumps) != 0;
 }

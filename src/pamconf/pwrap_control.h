@@ -35,6 +35,12 @@ PWRAP_HIDDEN bool pwrap_control_actions(const char *control,
 					int act[PWRAP_CONTROL_CODES],
 					bool exact_jumps);
 
+/* Whether libpam reads CONTROL without an error (a keyword, "include",
+ * "substack" or "[value=action ...]"); on an error it takes every code as
+ * "bad" (pwrap_control_actions() gives that). */
+PWRAP_HIDDEN bool pwrap_control_readable(const char *control,
+					 bool exact_jumps);
+
 /* The pam.conf(5) name of return value CODE ("success", ...), "?" if none */
 PWRAP_HIDDEN const char *pwrap_control_code_word(int code);
 

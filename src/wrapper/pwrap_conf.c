@@ -23,6 +23,11 @@ void pwrap_log_bad_include(enum pamconf_bad_include why, const char *target,
 		PWRAP_LOG(PWRAP_LOG_ERROR, "%s:%u: include without a target, "
 			  "on which libpam crashes; refusing the file", src,
 			  line);
+	} else if (why == PAMCONF_NAME_CRASHES) {
+		PWRAP_LOG(PWRAP_LOG_ERROR, "%s:%u: a module or substack named "
+			  "\"%s\", on which libpam up to 1.5 may crash (a "
+			  "half-made handler); refusing the file", src, line,
+			  target);
 	} else {
 		PWRAP_LOG(PWRAP_LOG_ERROR, "%s:%u: with the include target "
 			  "%s resolved the line would not fit libpam's "

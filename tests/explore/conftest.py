@@ -22,13 +22,21 @@ OPENPAM = os.environ.get("PWRAP_PAM_KIND") == "OpenPAM"
 
 
 class Explorer:
+    pamtest_path = PAMTEST
+
     def __init__(self, tmpdir):
         self.tmpdir = tmpdir
 
+    def env(self):
+        return child_env(("PAM_WRAPPER", "PAMTEST"), TMPDIR=self.tmpdir,
+                         LD_PRELOAD=sanitizer_preload() or None)
+
     def run(self, *args, timeout=HANG):
-        env = child_env(("PAM_WRAPPER", "PAMTEST"), TMPDIR=self.tmpdir,
-                        LD_PRELOAD=sanitizer_preload() or None)
-        return run([PAMTEST, "explore", *args], env, timeout=timeout)
+        return run([PAMTEST, "explore", *args], self.env(), timeout=timeout)
+
+    def pamtest(self, *args, timeout=HANG):
+        """pamtest itself (a scenario: modules loaded for real)."""
+        return run([PAMTEST, *args], self.env(), timeout=timeout)
 
     def json(self, *args, ok=(0, 1), timeout=HANG):
         """Runs with -f json: (exit status, list of one object per group)."""

@@ -47,14 +47,14 @@ def make_specials(d):
     os.mkdir(os.path.join(d, "dir"))
 
 
-def explore_case(explorer, tmp_path, files):
+def explore_case(explorer, tmp_path, files, service="svc"):
     d = str(tmp_path / "A")
     os.mkdir(d)
     make_specials(d)
     for name, text in files.items():
         with open(os.path.join(d, name), "wb") as f:
             f.write(text.replace(b"@A@", d.encode()))
-    p = explorer.run("-d", d, "svc", "--replay-all", "-f", "json")
+    p = explorer.run("-d", d, service, "--replay-all", "-f", "json")
     if p.returncode == 2 and UNTOLD in p.stderr and "@include" in p.stderr:
         assert p.stdout == ""
         return 2
@@ -100,3 +100,67 @@ def test_most_were_replayed(explorer, tmp_path):
         sub.mkdir()
         told += explore_case(explorer, sub, files) in (0, 1)
     assert told >= len(cases) * 3 // 4, (told, len(cases))
+
+
+# ---- issue 35's shapes mixed into random stacks --------------------------------
+
+XPMODS = os.environ.get("PWRAP_EXPLORE_XPMODS", "")
+GROUPS = (b"auth", b"account", b"password", b"session")
+CONTROLS = (b"required", b"requisite", b"sufficient", b"optional",
+            b"[success=1 default=ignore]", b"[success=done new_authtok_reqd=done "
+            b"default=die]", b"[default=bad ignore=ignore]")
+# module words libpam reads oddly: a name it refuses (empty or "?" once
+# the directory and the last suffix are off), or one that only looks so
+ODD_WORDS = (b".so", b"?", b"/", b"dir/.so", b"?.so", b"a.?", b"??", b"..so",
+             b"pam_permit.so.so", b"./pam_permit.so")
+
+
+def extended_stacks(n, seed):
+    """Random stacks of the fuzzer's grammar with one of issue 35's shapes
+    added: modules whose libraries are missing (or lack a symbol version),
+    include and substack chains near and past libpam's nesting limits, odd
+    module words, and the service named with a '/' (the name libpam reads
+    is after the last '/', in lower case)."""
+    import random
+    rnd = random.Random(seed)
+    base = list(grammar.random_stacks(n, seed, MODDIR, AT_INCLUDE))
+    for i, (name, files) in enumerate(base):
+        files = dict(files)
+        lines = files["svc"].splitlines(keepends=True)
+        shape = ("deps", "chain", "odd", "name")[i % 4]
+        service = "svc"
+        extra = []
+        if shape == "deps" and XPMODS:
+            for _ in range(rnd.randint(1, 3)):
+                mod = rnd.choice(("found", "gone", "version"))
+                extra.append(b"%s %s %s/pam_xp_%s.so\n" % (
+                    rnd.choice(GROUPS), rnd.choice(CONTROLS),
+                    XPMODS.encode(), mod.encode()))
+        elif shape == "chain":
+            depth = rnd.randint(12, 20)
+            group = rnd.choice(GROUPS)
+            for k in range(depth):
+                kw = rnd.choice((b"include", b"substack"))
+                files["c%d" % k] = b"%s %s c%d\n%s %s pam_permit.so\n" % (
+                    group, kw, k + 1, group, rnd.choice(CONTROLS))
+            files["c%d" % depth] = b"%s required pam_deny.so\n" % group
+            extra.append(b"%s include c0\n" % group)
+        elif shape == "odd":
+            extra.append(b"%s %s %s\n" % (rnd.choice(GROUPS), rnd.choice(CONTROLS),
+                                           rnd.choice(ODD_WORDS)))
+        else:
+            service = rnd.choice(("x/svc", "a/b/SVC", "../Svc"))
+        for line in extra:
+            lines.insert(rnd.randint(0, len(lines)), line)
+        files["svc"] = b"".join(lines)
+        yield "%s-%s" % (name, shape), files, service
+
+
+@pytest.mark.parametrize("name,files,service",
+                         list(extended_stacks(COUNT // 3, SEED + 35)),
+                         ids=lambda v: v if isinstance(v, str) and v.startswith("random") else "")
+def test_random_stack_extended(explorer, tmp_path, name, files, service):
+    """Every outcome of every edge of these stacks replayed on libpam, as
+    above: the explorer's reading of missing libraries, nesting limits,
+    odd module words and service names agrees with libpam's."""
+    explore_case(explorer, tmp_path, files, service)

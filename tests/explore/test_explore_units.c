@@ -23,7 +23,7 @@
 
 /* ---- the dispatch rules, on stacks made by hand ------------------------ */
 
-static const struct xp_file file = { "/x/svc", "svc", NULL, NULL, 0 };
+static const struct xp_file file = { .path = "/x/svc", .show = "svc" };
 
 /* A line: Linux-PAM's actions from control ("[...]" without its brackets,
  * as libpam passes the token), OpenPAM's flag. */
@@ -139,7 +139,7 @@ static void explore(const char *dir, struct xp_opts *o,
 	assert_int_equal(xp_analyse(r, o), 0);
 	rp = xp_replay_begin(c, &err);
 	assert_non_null(rp);
-	xp_replay_run(rp, r);
+	xp_replay_run(rp, r, NULL);
 	xp_replay_end(rp);
 	assert_true(r->replayed);
 }

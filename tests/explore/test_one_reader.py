@@ -34,6 +34,7 @@ ALLOWED = {
         "src/python/pypamtest_explore.c": "a list of paths",
         "tools/common/pwrap_tool.c": "LD_PRELOAD's list, /etc/passwd and /etc/group",
         "tools/common/pwrap_system.c": "a list of globs and its own report",
+        "tools/explore/accept.c": "pamtest explore's accept files",
     },
     KEYWORDS: {
         "tools/pamtest/parse.c": "a scenario line that looks like a service line",

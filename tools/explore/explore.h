@@ -71,6 +71,8 @@ struct xp_file {
 	const char *alias;
 	const int *lines;
 	size_t nlines;
+	int *site_at;		/* by physical line: its site, or -1 */
+	size_t nsite_at;
 };
 
 /* One entry of a stack, in the order the library evaluates them. */
@@ -82,11 +84,14 @@ struct xp_line {
 	int act[XP_NCODES];	/* Linux-PAM actions per code */
 	int flag;		/* OpenPAM control flag (enum pamconf_flag) */
 	const char *module;	/* as written (the reading's), or NULL */
+	const char *control;	/* Linux-PAM: the control as written, or
+				 * NULL (the reading's) */
 	char *name;		/* short name: "pam_unix" ("?" without one) */
 	unsigned seq;		/* the order the reading met it in */
 	int fixed;		/* XP_FIXED: the code */
 	const char *why;	/* XP_FIXED: static text */
 	bool absent;		/* XP_CALL: the module cannot be loaded here */
+	const char *absent_why;	/* ... why (xp_conf's), or NULL: no file */
 	bool modelled;		/* ... but --model says what it returns */
 	bool no_fn;		/* XP_CALL: it lacks the group's function */
 	xp_set outcomes;	/* XP_CALL: the codes it may return */
@@ -103,6 +108,21 @@ struct xp_site {
 	unsigned line;
 };
 
+/* A line libpam never reads (pamconf_unread): its site, and where and why
+ * libpam stopped. */
+struct xp_unread {
+	int site;
+	const struct pamconf_line *l;	/* the reading's */
+	int at_file;
+	unsigned at_line;
+	const char *why;
+};
+
+struct xp_unreads {
+	struct xp_unread *v;
+	size_t n, cap;
+};
+
 /* A module absent on this machine and what it was taken to return. */
 struct xp_absent {
 	const char *name;
@@ -112,23 +132,36 @@ struct xp_absent {
 
 struct xp_impl;
 
+/* A module file as libpam's dlopen() would find it (elf.c). */
+struct xp_modfile {
+	char *path;
+	int rc;			/* 0: it loads, -1: why */
+	unsigned fns;
+	char *why;
+};
+
 /* A service as the library reads it. */
 struct xp_conf {
 	struct pamconf_rules rules;	/* of the libpam pamtest runs with */
 	const struct xp_impl *impl;	/* its dispatch rule */
 	struct pamconf_service s;	/* the reading (src/pamconf) */
-	char *service;
+	char *service;		/* the name libpam reads (pamconf's) */
+	char *asked;		/* the name as given (the replay's) */
 	char *dir;		/* absolute, as libpam_wrapper names it */
 	struct xp_file *files;
 	size_t nfiles;
 	struct xp_site *sites;
-	size_t nsites;
+	size_t nsites, capsites;
 	struct xp_stack conf[XP_NTYPES], other[XP_NTYPES];
+	/* what the stacks leave unread (as conf and other) */
+	struct xp_unreads unread[XP_NTYPES], unread_other[XP_NTYPES];
 	char *refused;		/* pam_start fails: "file:line: why" */
 	int refused_file;	/* ... in this file (index), or -1 */
 	char *error;		/* we cannot model it (exit 2): message */
 	struct xp_absent *absent;	/* outcomes.c */
 	size_t nabsent;
+	struct xp_modfile *mods;	/* module files inspected (read.c) */
+	size_t nmods;
 };
 
 struct xp_model {
@@ -143,10 +176,14 @@ struct xp_opts {
 	size_t nmodels;
 	char **must;
 	size_t nmust;
+	struct xp_accept *accepts;
+	size_t naccepts;
 	bool no_replay;
 	bool replay_all;	/* every outcome, not every edge */
 	/* libpam's module directory and ours (NULL: unknown) */
 	const char *sysmoddir, *moddir;
+	/* asked between replays: true stops them (NULL: never) */
+	bool (*stop)(void);
 	/* called once the service is read (the scenario's aliases) */
 	void (*after_read)(struct xp_conf *c, const void *ctx);
 	const void *ctx;
@@ -157,8 +194,12 @@ struct xp_opts {
 int xp_read(struct xp_conf *c, const char *dir, const char *service,
 	    const struct xp_opts *o);
 void xp_conf_free(struct xp_conf *c);
-/* The stack libpam dispatches for a type (the service's, else other's). */
+/* The stack libpam dispatches for a type (the service's, else other's),
+ * and the lines it leaves unread. */
 const struct xp_stack *xp_stack_of(const struct xp_conf *c, enum xp_type t);
+const struct xp_unreads *xp_unread_of(const struct xp_conf *c, enum xp_type t);
+/* The site of (file, line), or -1. */
+int xp_site_at(const struct xp_conf *c, int file, unsigned line);
 
 /* Gives every call of c its outcomes (defaults, stock modules,
  * --outcomes, --model; an absent module PAM_MODULE_UNKNOWN unless
@@ -166,6 +207,9 @@ const struct xp_stack *xp_stack_of(const struct xp_conf *c, enum xp_type t);
  * 0, or -1 with a message on stderr. */
 int xp_apply_outcomes(struct xp_conf *c, const struct xp_opts *o);
 xp_set xp_default_outcomes(enum xp_type t);
+/* What stock module `name` ("pam_unix") returns in group t, or 0: not
+ * known (the group's default then). */
+xp_set xp_stock_outcomes(const char *name, enum xp_type t);
 /* Parses "success,auth_err,PAM_IGNORE" into a set.  0 or -1. */
 int xp_parse_outcomes(const char *s, xp_set *out);
 
@@ -228,6 +272,20 @@ struct xp_path {
 	int result;
 };
 
+/* A number of paths: m * 2^e (m in [0.5, 1), or 0), exact while below
+ * 2^53; far larger ones (a long stack has more paths than a double
+ * holds) keep their magnitude. */
+struct xp_count {
+	double m;
+	long e;
+};
+/* Whether c is exact (then *v is it). */
+bool xp_count_exact(struct xp_count c, uint64_t *v);
+double xp_count_log10(struct xp_count c);
+struct xp_count xp_count_add(struct xp_count a, struct xp_count b);
+/* c - k (k <= c) */
+struct xp_count xp_count_sub(struct xp_count c, size_t k);
+
 struct xp_graph {
 	const struct xp_conf *conf;
 	enum xp_type type;
@@ -239,15 +297,20 @@ struct xp_graph {
 	int root;
 	int *hash;		/* open addressing: node index or -1 */
 	size_t hcap;
-	struct xp_path *paths;	/* the replay set: every edge at least once */
+	int *order;		/* nodes, results first, then by position
+				 * from the last: edges go backwards in it */
+	struct xp_path *paths;	/* the replay set: every outcome of every
+				 * line and every state but for what
+				 * substacks saved (replay_all: every outcome
+				 * of every edge) at least once */
 	size_t npaths;
 	size_t nedges;
-	double npaths_all;	/* outcome sequences from the root (paths) */
+	struct xp_count npaths_all;	/* outcome sequences (paths) */
 	bool replay_all;	/* replay every outcome of every edge */
 };
 
-/* Builds the graph of c's stack for type t and its replay set (every
- * edge; with all, every outcome of every edge).  0, or -1 (no memory). */
+/* Builds the graph of c's stack for type t and its replay set (see
+ * xp_graph.paths).  0, or -1 (no memory). */
 int xp_graph_build(struct xp_graph *g, const struct xp_conf *c,
 		   enum xp_type t, bool all);
 void xp_graph_free(struct xp_graph *g);
@@ -266,6 +329,7 @@ bool xp_name_is(const char *name, const char *want);
 char *xp_short_name(const char *module);
 /* "file:line" of a line (static buffer, valid until the next call). */
 const char *xp_where(const struct xp_conf *c, const struct xp_line *l);
+const char *xp_where_at(const struct xp_conf *c, int file, unsigned line);
 /* An outcome's name as written in controls ("success", "auth_err"). */
 const char *xp_code_word(int code);
 /* A result's name ("PAM_SUCCESS"). */
@@ -275,13 +339,25 @@ char *xp_path_text(const struct xp_graph *g, const struct xp_path *p);
 
 /* ---- findings (find.c) and the table (table.c) ------------------------- */
 
-enum xp_kind_f { XP_BYPASS, XP_LOCKOUT, XP_DEAD, XP_IGNORED };
+enum xp_kind_f { XP_BYPASS, XP_LOCKOUT, XP_DEAD, XP_IGNORED, XP_NKINDS };
 
 struct xp_finding {
 	enum xp_kind_f kind;
 	char *where;		/* "file:line" */
 	char *msg;
 	struct xp_path path;
+	int site;		/* a dead line's, else -1 */
+	/* accepted (accept.c): the index in xp_opts.accepts, or -2 for the
+	 * built-in rule; by: what accepted it (static or the accept's) */
+	int accept;
+	const char *by;
+};
+
+/* A finding accepted (accept.c): "KIND:WHERE", and where it was given. */
+struct xp_accept {
+	enum xp_kind_f kind;
+	char *where;
+	char *from;		/* "--accept", "FILE:LINE" of an accept file */
 };
 
 /* A literal: the line at pos returned one of `codes`. */
@@ -297,7 +373,9 @@ struct xp_cond {
 	int result;
 	struct xp_term *t;
 	size_t n;
-	size_t more;		/* terms not listed (too many) */
+	size_t lits;		/* literals listed */
+	struct xp_count total;	/* paths of the reduced diagram to it */
+	struct xp_count more;	/* ... of them not listed */
 };
 
 /* The decision diagram reduced: equal futures merged, calls whose outcome
@@ -321,8 +399,12 @@ struct xp_report {
 	struct xp_rnode *rd;
 	size_t nrd;
 	int rroot;
+	bool *dep;		/* per position: whether the result depends
+				 * on its call */
 	struct xp_finding *f;
 	size_t nf;
+	struct xp_finding *acc;	/* findings accepted (accept.c) */
+	size_t nacc;
 	struct xp_cond *table;	/* one per reachable result */
 	size_t ntable;
 	/* replay */
@@ -351,15 +433,30 @@ bool xp_iff(const struct xp_graph *g, char *const *mods, size_t n,
 	    struct xp_path *witness);
 const char *xp_finding_name(enum xp_kind_f k);
 
+/* ---- accepted findings (accept.c) -------------------------------------- */
+
+/* Adds "KIND:WHERE" (given at `from`) to v.  0, or -1 (not one). */
+int xp_add_accept(struct xp_accept **v, size_t *n, const char *arg,
+		  const char *from);
+/* Adds an accept file's.  0, or -1 after a message on stderr. */
+int xp_read_accepts(const char *path, struct xp_accept **v, size_t *n);
+void xp_accepts_free(struct xp_accept *v, size_t n);
+/* Moves r's accepted findings from r->f to r->acc.  0 or -1. */
+int xp_accept(struct xp_report *r, const struct xp_opts *o);
+
 /* ---- replay (replay.c) ------------------------------------------------- */
 
 struct xp_replayer;
+/* A group of more lines is not replayed (libpam's pam_start is quadratic
+ * in them: it appends each handler at the end of a list). */
+#define XP_REPLAY_MAX 5000
 /* Sets up the replays of c (needs libpam_wrapper in this process).  NULL
  * with *err (malloc'd) when they cannot run. */
 struct xp_replayer *xp_replay_begin(const struct xp_conf *c, char **err);
 /* Replays r's paths (c->refused: pam_start must fail): r->replays,
  * r->disagree (NULL: libpam agreed) or r->not_replayed. */
-void xp_replay_run(struct xp_replayer *rp, struct xp_report *r);
+void xp_replay_run(struct xp_replayer *rp, struct xp_report *r,
+		   bool (*stop)(void));
 void xp_replay_end(struct xp_replayer *rp);
 
 /* ---- output (out.c) ------------------------------------------------------ */
@@ -426,9 +523,12 @@ int xp_diff_status(const struct xp_diff *d);
 
 /* ---- module files (elf.c) -------------------------------------------------- */
 
-/* 1: the shared object at path defines function sym; 0: it does not; -1:
- * it cannot be loaded (no such file, not an ELF object of this machine). */
-int xp_module_has(const char *path, const char *sym);
+/* What libpam's dlopen() would make of the module at path, told from its
+ * file and those of the libraries it needs (nothing is loaded): 0 with
+ * *fns (bit 1 << sm for each pam_sm_ function it defines, enum pwrap_sm),
+ * or -1 with *why (malloc'd, or NULL when out of memory) when it would
+ * fail. */
+int xp_module_inspect(const char *path, unsigned *fns, char **why);
 
 /* ---- the pipeline (main.c) ------------------------------------------------ */
 

@@ -21,6 +21,7 @@
 
 #include <security/pam_appl.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,6 +219,7 @@ static int add_finding(struct xp_report *r, enum xp_kind_f kind,
 	v = &v[r->nf];
 	memset(v, 0, sizeof(*v));
 	v->kind = kind;
+	v->site = -1;
 	v->where = strdup(where);
 	va_start(ap, fmt);
 	if (vasprintf(&v->msg, fmt, ap) < 0)
@@ -311,11 +313,65 @@ static int optimistic(const struct xp_graph *g, struct xp_path *p)
 	return 0;
 }
 
+/* Why line l, returning code (which it can), fails on Linux-PAM when its
+ * control makes that a failure (static or in buf), or NULL. */
+static const char *control_fails(const struct xp_graph *g,
+				 const struct xp_line *l, int code, char *buf,
+				 size_t len)
+{
+	const struct xp_conf *c = g->conf;
+	int a = code < XP_NCODES ? l->act[code] : XP_BAD;
+	bool all_bad = true;
+
+	if (c->rules.impl == PAMCONF_OPENPAM || l->kind != XP_CALL ||
+	    code != PAM_SUCCESS || l->control == NULL)
+		return NULL;
+	for (int i = 0; i < XP_NCODES; i++)
+		all_bad &= l->act[i] == XP_BAD;
+	if (all_bad && !pwrap_control_readable(l->control,
+					       c->rules.version >= 106)) {
+		snprintf(buf, len, "libpam cannot read its control \"%s\" and "
+			 "takes every code %s returns, success too, as a "
+			 "failure", l->control, l->name);
+		return buf;
+	}
+	if (a == XP_BAD || a == XP_DIE) {
+		snprintf(buf, len, "its control \"%s\" takes success as a "
+			 "failure", l->control);
+		return buf;
+	}
+	return NULL;
+}
+
+/* The line to blame for a lockout, on the optimistic path p: the first
+ * that cannot succeed (a missing module, pam_deny, a broken line) or
+ * whose control fails its success (*why then says how), else its last
+ * call. */
+static const struct xp_line *lockout_line(const struct xp_graph *g,
+					  const struct xp_path *p,
+					  const char **why, char *buf,
+					  size_t len)
+{
+	*why = NULL;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct xp_line *x = g->seq[p->c[i].pos].l;
+
+		if (!(xp_codes_at(g, p->c[i].pos) & XP_BIT(PAM_SUCCESS)) &&
+		    p->c[i].code != PAM_IGNORE)
+			return x;
+		if ((*why = control_fails(g, x, p->c[i].code, buf, len)) != NULL)
+			return x;
+	}
+	return p->n > 0 ? g->seq[p->c[p->n - 1].pos].l : NULL;
+}
+
 static int find_lockout(struct xp_report *r)
 {
 	const struct xp_graph *g = &r->g;
 	struct xp_path p = { 0 };
-	const struct xp_line *l = NULL;
+	const struct xp_line *l;
+	const char *why;
+	char buf[1024];
 
 	if (g->nodes[g->root].reach & XP_BIT(PAM_SUCCESS))
 		return 0;
@@ -323,21 +379,14 @@ static int find_lockout(struct xp_report *r)
 		xp_path_free(&p);
 		return -1;
 	}
-	/* the first line on it that cannot succeed (a missing module,
-	 * pam_deny, a broken line), else its last call */
-	for (size_t i = 0; i < p.n && l == NULL; i++) {
-		const struct xp_line *x = g->seq[p.c[i].pos].l;
-
-		if (!(xp_codes_at(g, p.c[i].pos) & XP_BIT(PAM_SUCCESS)) &&
-		    p.c[i].code != PAM_IGNORE)
-			l = x;
-	}
-	if (l == NULL && p.n > 0)
-		l = g->seq[p.c[p.n - 1].pos].l;
+	l = lockout_line(g, &p, &why, buf, sizeof(buf));
 	if (l == NULL)
 		return add_finding(r, XP_LOCKOUT, file_of_service(g->conf), &p,
 				   "no module in this group: always %s",
 				   xp_code_name(p.result));
+	if (why != NULL)
+		return add_finding(r, XP_LOCKOUT, xp_where(g->conf, l), &p,
+				   "no path leads to PAM_SUCCESS; %s", why);
 	if (l->kind == XP_FIXED || ((l->absent && !l->modelled) || l->no_fn))
 		return add_finding(r, XP_LOCKOUT, xp_where(g->conf, l), &p,
 				   "no path leads to PAM_SUCCESS; %s returns "
@@ -346,7 +395,8 @@ static int find_lockout(struct xp_report *r)
 				   : __builtin_ctzll(l->outcomes)),
 				   l->kind == XP_FIXED ? l->why : l->no_fn ?
 				   "the module has no function for this group" :
-				   "the module cannot be loaded on this machine");
+				   l->absent_why != NULL ? l->absent_why :
+				   "the module is not on this machine");
 	return add_finding(r, XP_LOCKOUT, xp_where(g->conf, l), &p,
 			   "no path leads to PAM_SUCCESS, even when every "
 			   "module succeeds where it can");
@@ -375,15 +425,53 @@ static int path_through(const struct xp_graph *g, int n, struct xp_path *p)
 	return 0;
 }
 
+/* The lines the stack leaves unread (past a nesting limit, after a line
+ * that stops libpam's reading) and that are nowhere in it: dead too. */
+static int find_unread(struct xp_report *r, bool *seen)
+{
+	const struct xp_conf *c = r->g.conf;
+	const struct xp_unreads *u = xp_unread_of(c, r->g.type);
+
+	for (size_t i = 0; i < u->n; i++) {
+		const struct xp_unread *x = &u->v[i];
+		const struct xp_site *s = &c->sites[x->site];
+		char *name, *at;
+		int rc;
+
+		if (seen[x->site])
+			continue;
+		seen[x->site] = true;
+		at = strdup(xp_where_at(c, x->at_file, x->at_line));
+		name = x->l->target >= 0 ? xp_short_name(x->l->tok[x->l->target].text)
+					 : strdup("?");
+		rc = at == NULL || name == NULL ? -1 :
+		     add_finding(r, XP_DEAD, xp_where_at(c, s->file, s->line),
+				 NULL, "libpam never reads this line (%s): %s: "
+				 "%s", name, at, x->why);
+		free(at);
+		free(name);
+		if (rc != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Lines no path reaches, once each (a line of chauthtok's two passes is
+ * reached if either is), with the shortest path through the nearest node
+ * before it (the first of those after the same node only: the others'
+ * would be the same; theirs is empty); then the lines the stack does not
+ * have although the service names them (find_unread).
+ */
 static int find_dead(struct xp_report *r)
 {
 	const struct xp_graph *g = &r->g;
 	const struct xp_conf *c = g->conf;
-	bool *reached = calloc(c->nsites + 1, sizeof(*reached));
+	bool *seen = calloc(c->nsites + 1, sizeof(*seen));
 	int *before = calloc(g->nseq + 1, sizeof(*before));
-	int rc = -1;
+	int near = g->root, shown = -1, rc = -1;
 
-	if (reached == NULL || before == NULL)
+	if (seen == NULL || before == NULL)
 		goto out;
 	for (size_t i = 0; i < g->nseq; i++)
 		before[i] = -1;
@@ -392,31 +480,34 @@ static int find_dead(struct xp_report *r)
 
 		if (pos < 0)
 			continue;
-		reached[g->seq[pos].l->site] = true;
+		seen[g->seq[pos].l->site] = true;
 		if (before[pos] < 0)
 			before[pos] = (int)n;
 	}
 	for (size_t i = 0; i < g->perpass; i++) {
 		const struct xp_line *l = g->seq[i].l;
 		struct xp_path p = { 0 };
-		int near = g->root;
 
-		if (l->kind == XP_SUBSTACK || reached[l->site])
+		if (i > 0 && before[i - 1] >= 0)
+			near = before[i - 1];
+		if (l->kind == XP_SUBSTACK || seen[l->site])
 			continue;
-		reached[l->site] = true;	/* once per line */
-		for (size_t k = 0; k < i; k++)
-			if (before[k] >= 0)
-				near = before[k];
-		if (path_through(g, near, &p) != 0 ||
+		seen[l->site] = true;	/* once per line */
+		if ((near != shown && path_through(g, near, &p) != 0) ||
 		    add_finding(r, XP_DEAD, xp_where(c, l), &p,
 				"no path reaches this line (%s)", l->name) != 0) {
 			xp_path_free(&p);
 			goto out;
 		}
+		r->f[r->nf - 1].site = l->site;
+		shown = near;
 	}
-	rc = 0;
+	/* substack marks are in the stack, never reached: not unread */
+	for (size_t i = 0; i < g->perpass; i++)
+		seen[g->seq[i].l->site] = true;
+	rc = find_unread(r, seen);
 out:
-	free(reached);
+	free(seen);
 	free(before);
 	return rc;
 }
@@ -493,6 +584,12 @@ void xp_report_free(struct xp_report *r)
 		xp_path_free(&r->f[i].path);
 	}
 	free(r->f);
+	for (size_t i = 0; i < r->nacc; i++) {
+		free(r->acc[i].where);
+		free(r->acc[i].msg);
+		xp_path_free(&r->acc[i].path);
+	}
+	free(r->acc);
 	xp_table_free(r);
 	free(r->disagree);
 	free(r->not_replayed);

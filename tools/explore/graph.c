@@ -9,14 +9,73 @@
  * found again through a hash table over the state's bytes (states are
  * zeroed before they are filled, so equal states have equal bytes).
  *
- * Also here: the replay set, a few paths that between them take every edge
- * (replay.c runs them on libpam).
+ * Also here: how many paths there are (a count far beyond a double's range,
+ * kept as mantissa and exponent), and the replay set (replay.c runs it on
+ * libpam): a few paths that between them give every line each of its
+ * outcomes and reach every state (as far as its own line tells it: not
+ * what substacks saved), or (replay_all) take every outcome of every
+ * edge.  Each is the path that meets the most of what is still needed,
+ * found by one pass over the graph in reverse topological order.  Every
+ * edge would take a number of paths that grows with the stack (a chain of
+ * n required lines has an edge into "failed with X" at each line, and a
+ * path stays failed once it is), so the replays' calls would grow as n^2;
+ * states and outcomes need about as many paths as a line has outcomes.
  */
 #define _GNU_SOURCE
 #include "explore.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- counts ---------------------------------------------------------------- */
+
+static struct xp_count count_norm(double m, long e)
+{
+	int k;
+
+	m = frexp(m, &k);
+	return (struct xp_count){ m, m == 0 ? 0 : e + k };
+}
+
+struct xp_count xp_count_add(struct xp_count a, struct xp_count b)
+{
+	if (b.m == 0 || (a.m != 0 && a.e - b.e > 64)) {
+		return a;
+	}
+	if (a.m == 0 || b.e - a.e > 64) {
+		return b;
+	}
+	if (a.e < b.e) {
+		struct xp_count t = a;
+
+		a = b;
+		b = t;
+	}
+	return count_norm(a.m + ldexp(b.m, (int)(b.e - a.e)), a.e);
+}
+
+struct xp_count xp_count_sub(struct xp_count c, size_t k)
+{
+	uint64_t v;
+
+	return xp_count_exact(c, &v) ? count_norm((double)(v - k), 0) : c;
+}
+
+bool xp_count_exact(struct xp_count c, uint64_t *v)
+{
+	/* the sums are exact below 2^53 (53-bit mantissas, integers) */
+	if (c.m == 0 || c.e <= 53) {
+		*v = c.m == 0 ? 0 : (uint64_t)ldexp(c.m, (int)c.e);
+		return c.m == 0 || ldexp(c.m, (int)c.e) < 0x1p53;
+	}
+	return false;
+}
+
+double xp_count_log10(struct xp_count c)
+{
+	return c.m == 0 ? 0 : log10(c.m) + (double)c.e * log10(2.0);
+}
 
 /* ---- building ------------------------------------------------------------- */
 
@@ -123,6 +182,34 @@ xp_set xp_codes_at(const struct xp_graph *g, int pos)
 
 static int cover(struct xp_graph *g);
 
+/* How many outcome sequences (paths through the stack) there are: walked
+ * from the root down, in the reverse of g->order. */
+static int count_paths(struct xp_graph *g)
+{
+	struct xp_count *ways = calloc(g->nnodes, sizeof(*ways));
+
+	if (ways == NULL) {
+		return -1;
+	}
+	ways[g->root] = (struct xp_count){ 0.5, 1 };
+	for (size_t i = g->nnodes; i-- > 0;) {
+		const struct xp_node *n = &g->nodes[g->order[i]];
+		struct xp_count w = ways[g->order[i]];
+
+		if (n->st.pos < 0) {
+			g->npaths_all = xp_count_add(g->npaths_all, w);
+		}
+		for (size_t k = 0; k < n->ne; k++) {
+			int m = __builtin_popcountll(n->e[k].outcomes);
+
+			ways[n->e[k].to] = xp_count_add(ways[n->e[k].to],
+						     count_norm(w.m * m, w.e));
+		}
+	}
+	free(ways);
+	return 0;
+}
+
 static int cmp_pos_desc(const void *a, const void *b, void *ctx)
 {
 	const struct xp_graph *g = ctx;
@@ -196,29 +283,8 @@ int xp_graph_build(struct xp_graph *g, const struct xp_conf *c,
 		for (size_t k = 0; k < n->ne; k++)
 			n->reach |= g->nodes[n->e[k].to].reach;
 	}
-	/* how many outcome sequences (paths through the stack) there are:
-	 * walked from the root down, in the reverse of that order */
-	{
-		double *ways = calloc(g->nnodes, sizeof(*ways));
-
-		if (ways == NULL) {
-			free(order);
-			return -1;
-		}
-		ways[g->root] = 1;
-		for (size_t i = g->nnodes; i-- > 0;) {
-			const struct xp_node *n = &g->nodes[order[i]];
-
-			if (n->st.pos < 0)
-				g->npaths_all += ways[order[i]];
-			for (size_t k = 0; k < n->ne; k++)
-				ways[n->e[k].to] += ways[order[i]] *
-					__builtin_popcountll(n->e[k].outcomes);
-		}
-		free(ways);
-	}
-	free(order);
-	return cover(g);
+	g->order = order;
+	return count_paths(g) != 0 ? -1 : cover(g);
 }
 
 void xp_path_free(struct xp_path *p)
@@ -234,6 +300,7 @@ void xp_graph_free(struct xp_graph *g)
 	for (size_t i = 0; i < g->npaths; i++)
 		xp_path_free(&g->paths[i]);
 	free(g->paths);
+	free(g->order);
 	free(g->nodes);
 	free(g->hash);
 	free(g->seq);
@@ -274,15 +341,6 @@ int xp_path_to(const struct xp_graph *g, int n, struct xp_path *p)
 	return 0;
 }
 
-/* The edge of node n that code takes. */
-static size_t edge_of(const struct xp_node *n, int code)
-{
-	for (size_t k = 0; k < n->ne; k++)
-		if (n->e[k].outcomes & XP_BIT(code))
-			return k;
-	return 0;
-}
-
 /* Appends p to the replay set (which then owns it). */
 static int keep_path(struct xp_graph *g, struct xp_path *p)
 {
@@ -297,88 +355,154 @@ static int keep_path(struct xp_graph *g, struct xp_path *p)
 	return 0;
 }
 
-/* What an edge still needs: some outcome (edges) or each (all). */
-static xp_set todo(const struct xp_graph *g, const struct xp_edge *e,
-		   xp_set done)
+/* What the replay set still needs: with replay_all every outcome of every
+ * edge (done: per edge), else every outcome of every position (posdone)
+ * and every state as far as its own line tells it (cls: per node, the
+ * class of its state without what substacks saved; seen: per class). */
+struct need {
+	size_t *base;		/* node n's edges: base[n]... */
+	xp_set *done;
+	xp_set *posdone;
+	int *cls;
+	bool *seen;
+};
+
+/* The classes of the nodes' states without what substacks saved: a state
+ * saved on entering the k-th of n substacks would make each line of them
+ * need paths of its own, n * n calls (a node is still reached through one
+ * class or another).  0, or -1. */
+static int classes(const struct xp_graph *g, struct need *nd)
 {
-	if (g->replay_all)
-		return e->outcomes & ~done;
-	return done ? 0 : e->outcomes;
+	size_t cap = 64;
+	int *h, ncls = 0;
+	struct xp_state *key = calloc(g->nnodes + 1, sizeof(*key));
+
+	while (cap < g->nnodes * 2)
+		cap *= 2;
+	h = malloc(cap * sizeof(*h));
+	if (h == NULL || key == NULL) {
+		free(h);
+		free(key);
+		return -1;
+	}
+	for (size_t i = 0; i < cap; i++)
+		h[i] = -1;
+	for (size_t n = 0; n < g->nnodes; n++) {
+		struct xp_state s = g->nodes[n].st;
+		size_t i;
+
+		memset(s.saved, 0, sizeof(s.saved));
+		for (i = hash_state(&s) & (cap - 1);
+		     h[i] >= 0 && memcmp(&key[h[i]], &s, sizeof(s)) != 0;
+		     i = (i + 1) & (cap - 1))
+			;
+		if (h[i] < 0) {
+			key[ncls] = s;
+			h[i] = ncls++;
+		}
+		nd->cls[n] = h[i];
+	}
+	free(h);
+	free(key);
+	return 0;
+}
+
+/* The outcomes of edge k of node n that a path would take anew. */
+static xp_set fresh(const struct xp_graph *g, const struct need *nd, int n,
+		    size_t k)
+{
+	const struct xp_node *x = &g->nodes[n];
+
+	return x->e[k].outcomes & ~(g->replay_all ? nd->done[nd->base[n] + k]
+						  : nd->posdone[x->st.pos]);
+}
+
+/* best[n]: how many needs the best path from n on meets; choice[n]: its
+ * edge.  Nodes in g->order: each one's successors come before it. */
+static void plan(const struct xp_graph *g, const struct need *nd, size_t *best,
+		 size_t *choice)
+{
+	for (size_t i = 0; i < g->nnodes; i++) {
+		int n = g->order[i];
+		const struct xp_node *x = &g->nodes[n];
+
+		best[n] = 0;
+		choice[n] = 0;
+		for (size_t k = 0; k < x->ne; k++) {
+			size_t b = best[x->e[k].to] + (fresh(g, nd, n, k) != 0);
+
+			if (b > best[n]) {
+				best[n] = b;
+				choice[n] = k;
+			}
+		}
+		best[n] += !g->replay_all && !nd->seen[nd->cls[n]];
+	}
 }
 
 /*
- * The replay set: for each edge no path has taken yet (with replay_all:
- * each outcome of each edge), the way to its node from the root, the
- * edge, and from there edges not taken yet where there are some, down to
- * a result.
+ * The replay set: while something is still needed (see struct need), the
+ * path from the root that meets the most of it, each call with an outcome
+ * it needs where there is one.  Everything can be reached from the root,
+ * so each path meets at least one need.
  */
 static int cover(struct xp_graph *g)
 {
-	size_t *base = calloc(g->nnodes + 1, sizeof(*base));
-	xp_set *done = NULL;
+	struct need nd = { 0 };
+	size_t *best = calloc(g->nnodes + 1, sizeof(*best));
+	size_t *choice = calloc(g->nnodes + 1, sizeof(*choice));
 	int rc = -1;
 
-	if (base == NULL)
-		return -1;
-	if (g->nodes[g->root].st.pos < 0) {	/* no call at all */
-		struct xp_path p = { .result = g->nodes[g->root].result };
-
-		free(base);
-		return keep_path(g, &p);
-	}
-	for (size_t n = 0; n < g->nnodes; n++)
-		base[n + 1] = base[n] + g->nodes[n].ne;
-	done = calloc(base[g->nnodes] + 1, sizeof(*done));
-	if (done == NULL)
+	nd.base = calloc(g->nnodes + 1, sizeof(*nd.base));
+	nd.seen = calloc(g->nnodes + 1, sizeof(*nd.seen));
+	nd.cls = calloc(g->nnodes + 1, sizeof(*nd.cls));
+	nd.posdone = calloc(g->nseq + 1, sizeof(*nd.posdone));
+	if (best == NULL || choice == NULL || nd.base == NULL ||
+	    nd.seen == NULL || nd.cls == NULL || nd.posdone == NULL ||
+	    classes(g, &nd) != 0)
 		goto out;
-	for (size_t n = 0; n < g->nnodes; n++) {
-		for (size_t k = 0; k < g->nodes[n].ne; k++) {
-			while (todo(g, &g->nodes[n].e[k], done[base[n] + k])) {
-				struct xp_path p = { 0 };
-				size_t e = k;
-				int m = (int)n;
+	for (size_t n = 0; n < g->nnodes; n++)
+		nd.base[n + 1] = nd.base[n] + g->nodes[n].ne;
+	nd.done = calloc(nd.base[g->nnodes] + 1, sizeof(*nd.done));
+	if (nd.done == NULL)
+		goto out;
+	for (;;) {
+		struct xp_path p = { 0 };
+		int m = g->root;
 
-				if (xp_path_to(g, m, &p) != 0)
-					goto out;
-				for (int x = m; g->nodes[x].parent >= 0;
-				     x = g->nodes[x].parent) {
-					int up = g->nodes[x].parent;
-					int c = g->nodes[x].parent_code;
+		plan(g, &nd, best, choice);
+		if (best[g->root] == 0 && g->npaths > 0)
+			break;
+		for (;;) {
+			const struct xp_node *cur = &g->nodes[m];
+			xp_set want;
+			int code;
 
-					done[base[up] + edge_of(&g->nodes[up], c)] |= XP_BIT(c);
-				}
-				while (g->nodes[m].st.pos >= 0) {
-					const struct xp_node *cur = &g->nodes[m];
-					xp_set want;
-					int code;
-
-					if (m != (int)n) {
-						e = 0;
-						for (size_t j = 0; j < cur->ne; j++) {
-							if (todo(g, &cur->e[j], done[base[m] + j])) {
-								e = j;
-								break;
-							}
-						}
-					}
-					want = cur->e[e].outcomes & ~done[base[m] + e];
-					code = __builtin_ctzll(want ? want : cur->e[e].outcomes);
-					done[base[m] + e] |= XP_BIT(code);
-					if (push(&p, cur->st.pos, code) != 0) {
-						xp_path_free(&p);
-						goto out;
-					}
-					m = cur->e[e].to;
-				}
-				p.result = g->nodes[m].result;
-				if (keep_path(g, &p) != 0)
-					goto out;
+			nd.seen[nd.cls[m]] = true;
+			if (cur->st.pos < 0)
+				break;
+			want = fresh(g, &nd, m, choice[m]);
+			code = __builtin_ctzll(want ? want : cur->e[choice[m]].outcomes);
+			nd.done[nd.base[m] + choice[m]] |= XP_BIT(code);
+			nd.posdone[cur->st.pos] |= XP_BIT(code);
+			if (push(&p, cur->st.pos, code) != 0) {
+				xp_path_free(&p);
+				goto out;
 			}
+			m = cur->e[choice[m]].to;
 		}
+		p.result = g->nodes[m].result;
+		if (keep_path(g, &p) != 0)
+			goto out;
 	}
 	rc = 0;
 out:
-	free(base);
-	free(done);
+	free(best);
+	free(choice);
+	free(nd.base);
+	free(nd.seen);
+	free(nd.cls);
+	free(nd.posdone);
+	free(nd.done);
 	return rc;
 }

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "explore.h"
+#include "pwrap_buf.h"
 #include "pwrap_guard.h"
 #include "pwrap_tool.h"
 
@@ -70,8 +71,11 @@ static int explore_type(struct xp_conf *c, enum xp_type t,
 		   xp_analyse(x, o) != 0) {
 		return -1;
 	}
+	if (xp_accept(x, o) != 0) {
+		return -1;
+	}
 	if (rp != NULL) {
-		xp_replay_run(rp, x);
+		xp_replay_run(rp, x, o->stop);
 	}
 	return 0;
 }
@@ -132,6 +136,8 @@ static void usage(FILE *f)
 		"      --outcomes LIST      outcomes of every module (success,auth_err,...)\n"
 		"      --model MODULE=LIST  outcomes of one module (or FILE:LINE), present or not\n"
 		"      --must MODULE        MODULE must decide (bypass, ignored findings)\n"
+		"      --accept KIND:FILE:LINE  accept a known finding (exit 0 for it)\n"
+		"      --accept-file FILE   accept the findings FILE lists, one a line\n"
 		"  -f, --format FORMAT      human (default), json, dot or mermaid\n"
 		"      --no-replay          do not check the graph on libpam\n"
 		"      --replay-all         replay every outcome of every edge\n"
@@ -140,9 +146,10 @@ static void usage(FILE *f)
 		"  -m, --module-dir DIR     our modules' directory\n"
 		"  -h, --help               this help\n"
 		"\n"
-		"Exit status: 0 no finding, 1 findings (bypass, lockout, dead-line,\n"
-		"ignored), 2 usage error, unreadable service, failed replay.  With\n"
-		"--diff: 0 nothing succeeds that did not, 1 something does, 2 errors.\n");
+		"Exit status: 0 no finding (but accepted ones), 1 findings (bypass,\n"
+		"lockout, dead-line, ignored), 2 usage error, unreadable service,\n"
+		"failed replay.  With --diff: 0 nothing succeeds that did not, 1\n"
+		"something does, 2 errors.\n");
 }
 
 int xp_add_model(struct xp_model **v, size_t *n, const char *arg)
@@ -192,6 +199,8 @@ static void parse(int argc, char **argv, struct cmd *c)
 		{"outcomes", required_argument, NULL, 'O'},
 		{"model", required_argument, NULL, 'M'},
 		{"must", required_argument, NULL, 'U'},
+		{"accept", required_argument, NULL, 'a'},
+		{"accept-file", required_argument, NULL, 'F'},
 		{"format", required_argument, NULL, 'f'},
 		{"no-replay", no_argument, NULL, 'N'},
 		{"replay-all", no_argument, NULL, 'A'},
@@ -244,6 +253,20 @@ static void parse(int argc, char **argv, struct cmd *c)
 				err(EXIT_USAGE, "out of memory");
 			}
 			c->o.must[c->o.nmust++] = optarg;
+			break;
+		case 'a':
+			if (xp_add_accept(&c->o.accepts, &c->o.naccepts, optarg,
+					  "--accept") != 0) {
+				errx(EXIT_USAGE, "--accept: expected KIND:FILE:LINE "
+				     "(KIND: bypass, lockout, dead-line or "
+				     "ignored), not \"%s\"", optarg);
+			}
+			break;
+		case 'F':
+			if (xp_read_accepts(optarg, &c->o.accepts,
+					    &c->o.naccepts) != 0) {
+				exit(EXIT_USAGE);
+			}
 			break;
 		case 'f':
 			for (i = 0; i < 4 && strcmp(optarg, fmts[i]) != 0; i++) {
@@ -325,6 +348,72 @@ static void check_args(struct cmd *c)
 	}
 }
 
+/* A message for the user on stderr, its bytes as text (a file name may
+ * hold any byte). */
+static void say(const char *msg)
+{
+	struct pwrap_buf b = { 0 };
+
+	pwrap_buf_text(&b, msg);
+	warnx("%s", b.failed || b.p == NULL ? "?" : b.p);
+	pwrap_buf_free(&b);
+}
+
+/* What libpam does with the name given, said once: the name it reads
+ * (Linux-PAM: after the last '/', in lower case) and "other" in place of
+ * a missing service file. */
+static void notes(const struct cmd *cmd, const struct xp_conf *c)
+{
+	char *m = NULL;
+
+	if (strcmp(cmd->service, c->service) != 0 &&
+	    asprintf(&m, "libpam reads service \"%s\" as \"%s\"",
+		     cmd->service, c->service) >= 0) {
+		say(m);
+		free(m);
+		m = NULL;
+	}
+	if (c->s.service_file < 0 && c->s.other_file >= 0 &&
+	    strcmp(c->service, "other") != 0 &&
+	    asprintf(&m, "no service file %s/%s: libpam uses other", c->dir,
+		     c->service) >= 0) {
+		say(m);
+		free(m);
+	}
+}
+
+/* Accepts that matched no finding (a finding gone, or a typo). */
+static void unused_accepts(const struct xp_opts *o, struct xp_report *r,
+			   int n)
+{
+	for (size_t k = 0; k < o->naccepts; k++) {
+		bool used = false;
+		char *m = NULL;
+
+		for (int i = 0; i < n && !used; i++) {
+			for (size_t j = 0; j < r[i].nacc && !used; j++) {
+				used = r[i].acc[j].accept == (int)k;
+			}
+		}
+		if (!used && asprintf(&m, "%s: accepted finding %s:%s did not "
+				      "occur", o->accepts[k].from,
+				      xp_finding_name(o->accepts[k].kind),
+				      o->accepts[k].where) >= 0) {
+			say(m);
+			free(m);
+		}
+	}
+}
+
+/* The work's parent, and whether it is gone (SIGKILL: then nobody reads
+ * our output or removes our directory). */
+static pid_t parent;
+
+static bool orphaned(void)
+{
+	return parent != 0 && getppid() != parent;
+}
+
 /* Compares, prints; the exit status. */
 static int run_diff(struct cmd *cmd)
 {
@@ -362,9 +451,20 @@ static int run(struct cmd *cmd)
 	int n, status = 0;
 
 	n = xp_explore(cmd->dir, cmd->service, &cmd->o, &c, r, &e);
+	if (orphaned()) {
+		for (int i = 0; i < n; i++) {
+			xp_report_free(&r[i]);
+		}
+		xp_conf_free(&c);
+		free(e);
+		return EXIT_USAGE;
+	}
 	if (n < 0) {
-		warnx("%s", e != NULL ? e : "failed");
+		say(e != NULL ? e : "failed");
 		status = EXIT_USAGE;
+	} else {
+		notes(cmd, &c);
+		unused_accepts(&cmd->o, r, n);
 	}
 	for (int i = 0; i < n; i++) {
 		rp[i] = &r[i];
@@ -378,7 +478,7 @@ static int run(struct cmd *cmd)
 	}
 	for (int i = 0; i < n; i++) {
 		if (r[i].disagree != NULL && cmd->fmt != XP_HUMAN) {
-			warnx("%s", r[i].disagree);
+			say(r[i].disagree);
 		}
 		xp_report_free(&r[i]);
 	}
@@ -398,10 +498,15 @@ int explore_main(int argc, char **argv)
 	char *sysmod = NULL;
 	struct pwrap_tmp *top = NULL;
 	int status = EXIT_USAGE;
-	pid_t pid = 0;
+	pid_t pid = 0, outer;
 
 	parse(argc, argv, &cmd);
 	check_args(&cmd);
+	/* the process that forks the replaying child (the re-executed one
+	 * keeps the pid): the child compares its parent with it, not with
+	 * its first getppid(), which is already the reaper if we were
+	 * killed before the child got that far */
+	outer = getpid();
 	if (pwrap_locate(cmd.lib, cmd.moddir, &paths) != 0 && !cmd.o.no_replay) {
 		goto out;
 	}
@@ -420,7 +525,20 @@ int explore_main(int argc, char **argv)
 	sysmod = system_module_dir();
 	cmd.o.sysmoddir = sysmod;
 	cmd.o.moddir = paths.moddir;
+	/* the replaying child stops when its parent is gone (killed): our
+	 * caller then has no one to remove the directory, so we do */
+	if (!cmd.o.no_replay) {
+		parent = outer;
+		cmd.o.stop = orphaned;
+	}
 	status = cmd.diff != NULL ? run_diff(&cmd) : run(&cmd);
+	if (orphaned()) {
+		if (top != NULL) {
+			(void)pwrap_tmp_remove(top);	/* frees top */
+		}
+		top = NULL;
+		goto out;
+	}
 	if (cmd.keep && getenv("PAM_WRAPPER_RUNTIME_DIR") != NULL) {
 		/* (the variable names its services/) */
 		const char *rt = getenv("PAM_WRAPPER_RUNTIME_DIR");
@@ -436,6 +554,7 @@ out:
 	}
 	free(cmd.o.models);
 	free(cmd.o.must);
+	xp_accepts_free(cmd.o.accepts, cmd.o.naccepts);
 	free(sysmod);
 	pwrap_paths_free(&paths);
 	pwrap_guard_finish(pid, top);

@@ -72,18 +72,23 @@ bool xp_name_is(const char *name, const char *want)
 	return strlen(name) == n && strncmp(name, b, n) == 0;
 }
 
-const char *xp_where(const struct xp_conf *c, const struct xp_line *l)
+const char *xp_where_at(const struct xp_conf *c, int file, unsigned line)
 {
 	static char buf[4096];
-	const struct xp_file *f = &c->files[l->file];
+	const struct xp_file *f = &c->files[file];
 
-	if (f->alias != NULL && l->line >= 1 && l->line <= f->nlines) {
+	if (f->alias != NULL && line >= 1 && line <= f->nlines) {
 		snprintf(buf, sizeof(buf), "%s:%d", f->alias,
-			 f->lines[l->line - 1]);
+			 f->lines[line - 1]);
 	} else {
-		snprintf(buf, sizeof(buf), "%s:%u", f->show, l->line);
+		snprintf(buf, sizeof(buf), "%s:%u", f->show, line);
 	}
 	return buf;
+}
+
+const char *xp_where(const struct xp_conf *c, const struct xp_line *l)
+{
+	return xp_where_at(c, l->file, l->line);
 }
 
 char *xp_path_text(const struct xp_graph *g, const struct xp_path *p)

@@ -11,9 +11,32 @@
 #include "explore.h"
 #include "pwrap_buf.h"
 
+#include <inttypes.h>
+#include <math.h>
 #include <security/pam_appl.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A count of paths: exact, or (too large for that) "1.23e+700", quoted in
+ * json (a number there would overflow a reader's double). */
+static void count_text(struct pwrap_buf *b, struct xp_count c, bool json)
+{
+	double l = xp_count_log10(c), mant;
+	long ex;
+	uint64_t v;
+
+	if (xp_count_exact(c, &v)) {
+		pwrap_buf_fmt(b, "%" PRIu64, v);
+		return;
+	}
+	ex = (long)floor(l);
+	mant = pow(10.0, l - (double)ex);
+	if (mant >= 9.995) {
+		mant /= 10;
+		ex++;
+	}
+	pwrap_buf_fmt(b, json ? "\"%.2fe+%ld\"" : "%.2fe+%ld", mant, ex);
+}
 
 
 /* The line of a position, with the pass for chauthtok. */
@@ -72,6 +95,35 @@ void xp_term_text(struct pwrap_buf *b, const struct xp_graph *g,
 
 /* ---- human ------------------------------------------------------------------ */
 
+/* Text for a terminal: each line's bytes as pwrap_buf_text() shows them
+ * (service files may hold escape sequences and bytes that are not UTF-8;
+ * the newlines are ours). */
+static void put_text(FILE *f, const struct pwrap_buf *b)
+{
+	struct pwrap_buf o = { 0 };
+	const char *p = b->p;
+
+	if (b->failed || p == NULL)
+		return;
+	pwrap_buf_str(&o, "");
+	while (*p != '\0') {
+		size_t n = strcspn(p, "\n");
+		char *line = strndup(p, n);
+
+		if (line == NULL) {
+			o.failed = true;
+			break;
+		}
+		pwrap_buf_text(&o, line);
+		free(line);
+		pwrap_buf_str(&o, p[n] == '\n' ? "\n" : "");
+		p += n + (p[n] == '\n');
+	}
+	if (!o.failed)
+		fputs(o.p, f);
+	pwrap_buf_free(&o);
+}
+
 static void human(FILE *f, const struct xp_report *r)
 {
 	const struct xp_graph *g = &r->g;
@@ -86,10 +138,10 @@ static void human(FILE *f, const struct xp_report *r)
 			r->disagree == NULL ?
 			"so does libpam's" : "libpam DISAGREES");
 	} else {
-		pwrap_buf_fmt(&b, g->npaths_all < 1e12 ? "%s %s: %.0f paths, "
-			"%zu states, %zu edges; " : "%s %s: %.3g paths, %zu "
-			"states, %zu edges; ", r->service, pwrap_group_name(g->type),
-			g->npaths_all, g->nnodes, g->nedges);
+		pwrap_buf_fmt(&b, "%s %s: ", r->service, pwrap_group_name(g->type));
+		count_text(&b, g->npaths_all, false);
+		pwrap_buf_fmt(&b, " paths, %zu states, %zu edges; ", g->nnodes,
+			      g->nedges);
 		if (!r->replayed)
 			pwrap_buf_fmt(&b, "not replayed on libpam%s%s\n",
 				r->not_replayed ? ": " : "",
@@ -112,9 +164,11 @@ static void human(FILE *f, const struct xp_report *r)
 							      : "\n   or ");
 				xp_term_text(&b, g, &c->t[k]);
 			}
-			if (c->more > 0)
-				pwrap_buf_fmt(&b, "\n   or ... (%zu more; see -f json "
-					"or dot)", c->more);
+			if (c->more.m > 0) {
+				pwrap_buf_str(&b, "\n   or ... (");
+				count_text(&b, c->more, false);
+				pwrap_buf_str(&b, " more, not listed)");
+			}
 			pwrap_buf_str(&b, "\n");
 		}
 	}
@@ -130,8 +184,11 @@ static void human(FILE *f, const struct xp_report *r)
 			pwrap_buf_fmt(&b, "      path: %s\n", p);
 		free(p);
 	}
-	if (!b.failed)
-		fputs(b.p, f);
+	for (size_t i = 0; i < r->nacc; i++)
+		pwrap_buf_fmt(&b, "  accepted %s: %s: %s (by %s)\n",
+			      xp_finding_name(r->acc[i].kind), r->acc[i].where,
+			      r->acc[i].msg, r->acc[i].by);
+	put_text(f, &b);
 	pwrap_buf_free(&b);
 }
 
@@ -155,6 +212,7 @@ static void absent(struct pwrap_buf *b, const struct xp_conf *c)
 }
 
 /* ---- json -------------------------------------------------------------------- */
+
 
 /* ", \"outcomes\": [...]" of a set. */
 static void json_codes(struct pwrap_buf *b, xp_set codes)
@@ -188,18 +246,67 @@ static void json_call(struct pwrap_buf *b, const struct xp_graph *g, int pos,
 	pwrap_buf_str(b, "}");
 }
 
-void xp_json_path(struct pwrap_buf *b, const struct xp_graph *g,
-		  const struct xp_path *p)
+#define SPILL (1u << 20)
+
+/* Writes out what b holds once it is large (json and dot are written as
+ * they are made, so that a long stack's do not sit in memory whole); f
+ * NULL: b keeps it all. */
+static void spill(FILE *f, struct pwrap_buf *b)
+{
+	if (f == NULL || b->len < SPILL || b->failed) {
+		return;
+	}
+	fputs(b->p, f);
+	b->len = 0;
+	b->p[0] = '\0';
+}
+
+static void json_path(FILE *out, struct pwrap_buf *b,
+		      const struct xp_graph *g, const struct xp_path *p)
 {
 	pwrap_buf_str(b, "{\"calls\": [");
 	for (size_t i = 0; i < p->n; i++) {
+		spill(out, b);
 		pwrap_buf_str(b, i ? ", " : "");
 		json_call(b, g, p->c[i].pos, XP_BIT(p->c[i].code), true);
 	}
 	pwrap_buf_fmt(b, "], \"result\": \"%s\"}", xp_code_name(p->result));
 }
 
-static void json(struct pwrap_buf *b, const struct xp_report *r)
+void xp_json_path(struct pwrap_buf *b, const struct xp_graph *g,
+		  const struct xp_path *p)
+{
+	json_path(NULL, b, g, p);
+}
+
+/* Findings (accepted ones with what accepted them). */
+static void json_findings(FILE *out, struct pwrap_buf *b,
+			  const struct xp_graph *g, const struct xp_finding *f,
+			  size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		spill(out, b);
+		pwrap_buf_fmt(b, "%s{\"kind\": \"%s\", \"where\": ", i ? ",\n  " : "\n  ",
+			xp_finding_name(f[i].kind));
+		pwrap_buf_json(b, f[i].where);
+		pwrap_buf_str(b, ", \"message\": ");
+		pwrap_buf_json(b, f[i].msg);
+		if (f[i].by != NULL) {
+			pwrap_buf_str(b, ", \"by\": ");
+			pwrap_buf_json(b, f[i].by);
+		}
+		pwrap_buf_str(b, ", \"path\": ");
+		/* a dead line's path is shown once for the lines it stops
+		 * before (find.c): the others have none */
+		if (f[i].kind == XP_DEAD && f[i].path.n == 0)
+			pwrap_buf_str(b, "null");
+		else
+			json_path(out, b, g, &f[i].path);
+		pwrap_buf_str(b, "}");
+	}
+}
+
+static void json(FILE *out, struct pwrap_buf *b, const struct xp_report *r)
 {
 	const struct xp_graph *g = &r->g;
 
@@ -210,9 +317,11 @@ static void json(struct pwrap_buf *b, const struct xp_report *r)
 		pwrap_buf_str(b, ", \"refused\": ");
 		pwrap_buf_json(b, r->refused);
 	}
-	pwrap_buf_fmt(b, ", \"paths_total\": %.0f, \"states\": %zu, \"edges\": %zu, "
+	pwrap_buf_str(b, ", \"paths_total\": ");
+	count_text(b, g->npaths_all, true);
+	pwrap_buf_fmt(b, ", \"paths_log10\": %.4f, \"states\": %zu, \"edges\": %zu, "
 		"\"replays\": %zu, \"replayed\": %s, \"disagreement\": ",
-		g->npaths_all, g->nnodes, g->nedges, r->replays,
+		xp_count_log10(g->npaths_all), g->nnodes, g->nedges, r->replays,
 		r->replayed ? "true" : "false");
 	if (r->disagree != NULL)
 		pwrap_buf_json(b, r->disagree);
@@ -246,42 +355,52 @@ static void json(struct pwrap_buf *b, const struct xp_report *r)
 			}
 			pwrap_buf_str(b, "]");
 		}
-		pwrap_buf_fmt(b, "], \"more\": %zu}", c->more);
+		pwrap_buf_str(b, "], \"more\": ");
+		count_text(b, c->more, true);
+		pwrap_buf_str(b, "}");
 	}
 	pwrap_buf_str(b, "],\n \"paths\": [");
 	for (size_t i = 0; i < g->npaths; i++) {
+		spill(out, b);
 		pwrap_buf_str(b, i ? ",\n  " : "\n  ");
-		xp_json_path(b, g, &g->paths[i]);
+		json_path(out, b, g, &g->paths[i]);
 	}
 	pwrap_buf_str(b, "],\n \"findings\": [");
-	for (size_t i = 0; i < r->nf; i++) {
-		pwrap_buf_fmt(b, "%s{\"kind\": \"%s\", \"where\": ", i ? ",\n  " : "\n  ",
-			xp_finding_name(r->f[i].kind));
-		pwrap_buf_json(b, r->f[i].where);
-		pwrap_buf_str(b, ", \"message\": ");
-		pwrap_buf_json(b, r->f[i].msg);
-		pwrap_buf_str(b, ", \"path\": ");
-		xp_json_path(b, g, &r->f[i].path);
-		pwrap_buf_str(b, "}");
-	}
+	json_findings(out, b, g, r->f, r->nf);
+	pwrap_buf_str(b, "],\n \"accepted\": [");
+	json_findings(out, b, g, r->acc, r->nacc);
 	pwrap_buf_str(b, "]}");
 }
 
 /* ---- dot and mermaid ------------------------------------------------------------ */
 
-static void node_label(struct pwrap_buf *b, const struct xp_graph *g, int n,
-		       const char *nl)
+/* A node's label: its line, then (a second line) the state; a result's
+ * name. */
+static void node_label(struct pwrap_buf *line, struct pwrap_buf *state,
+		       const struct xp_graph *g, int n)
 {
 	const struct xp_node *nd = &g->nodes[n];
 	char st[128];
 
 	if (nd->st.pos < 0) {
-		pwrap_buf_str(b, xp_code_name(nd->result));
+		pwrap_buf_str(line, xp_code_name(nd->result));
 		return;
 	}
-	pos_label(b, g, nd->st.pos);
+	pos_label(line, g, nd->st.pos);
 	g->conf->impl->state_text(&nd->st, st, sizeof(st));
-	pwrap_buf_fmt(b, "%s%s", nl, st);
+	pwrap_buf_str(state, st);
+}
+
+/* s inside a dot string: JSON's escapes ('"', '\\', control characters;
+ * bytes that are not UTF-8), without the quotes. */
+static void dot_text(struct pwrap_buf *b, const char *s)
+{
+	struct pwrap_buf j = { 0 };
+
+	pwrap_buf_json(&j, s != NULL ? s : "");
+	if (!j.failed && j.len >= 2)
+		pwrap_buf_add(b, j.p + 1, j.len - 2);
+	pwrap_buf_free(&j);
 }
 
 static void edge_label(struct pwrap_buf *b, xp_set s)
@@ -298,15 +417,22 @@ static void dot(struct pwrap_buf *b, const struct xp_report *r, size_t k)
 {
 	const struct xp_graph *g = &r->g;
 
-	pwrap_buf_fmt(b, "  subgraph cluster_%zu {\n    label=\"%s %s\";\n", k,
-		r->service, pwrap_group_name(r->type));
+	pwrap_buf_fmt(b, "  subgraph cluster_%zu {\n    label=\"", k);
+	dot_text(b, r->service);
+	pwrap_buf_fmt(b, " %s\";\n", pwrap_group_name(r->type));
 	for (size_t n = 0; n < g->nnodes; n++) {
-		struct pwrap_buf l = { 0 };
+		struct pwrap_buf l = { 0 }, s = { 0 };
 
-		pwrap_buf_str(&l, "");
-		node_label(&l, g, (int)n, "\\n");
-		pwrap_buf_fmt(b, "    g%zu_%zu [label=", k, n);
-		pwrap_buf_json(b, l.failed ? "?" : l.p);
+		node_label(&l, &s, g, (int)n);
+		pwrap_buf_fmt(b, "    g%zu_%zu [label=\"", k, n);
+		dot_text(b, l.failed ? "?" : l.p);
+		if (s.p != NULL) {
+			/* dot's own line break */
+			pwrap_buf_str(b, "\\n");
+			dot_text(b, s.failed ? "?" : s.p);
+		}
+		pwrap_buf_str(b, "\"");
+		pwrap_buf_free(&s);
 		pwrap_buf_str(b, g->nodes[n].st.pos < 0 ?
 				  (g->nodes[n].result == PAM_SUCCESS ?
 					   ", shape=ellipse, style=filled, fillcolor=palegreen" :
@@ -333,10 +459,12 @@ static void mermaid(struct pwrap_buf *b, const struct xp_report *r, size_t k)
 	pwrap_buf_fmt(b, "  subgraph s%zu[\"%s %s\"]\n", k, r->service,
 		pwrap_group_name(r->type));
 	for (size_t n = 0; n < g->nnodes; n++) {
-		struct pwrap_buf l = { 0 };
+		struct pwrap_buf l = { 0 }, s = { 0 };
 
-		pwrap_buf_str(&l, "");
-		node_label(&l, g, (int)n, "<br/>");
+		node_label(&l, &s, g, (int)n);
+		if (s.p != NULL)
+			pwrap_buf_fmt(&l, "<br/>%s", s.p);
+		pwrap_buf_free(&s);
 		for (char *c = l.p; c != NULL && *c != '\0'; c++)
 			if (*c == '"')
 				*c = '\'';
@@ -372,18 +500,18 @@ void xp_print(FILE *f, enum xp_format fmt, struct xp_report *const *r,
 	for (size_t i = 0; i < n; i++) {
 		switch (fmt) {
 		case XP_HUMAN:
-			if (!b.failed)
-				fputs(b.p, f);
+			put_text(f, &b);
 			pwrap_buf_free(&b);
 			pwrap_buf_str(&b, "");
 			human(f, r[i]);
 			break;
 		case XP_JSON:
 			pwrap_buf_str(&b, i ? ",\n" : "");
-			json(&b, r[i]);
+			json(f, &b, r[i]);
 			break;
 		case XP_DOT:
 			dot(&b, r[i], i);
+			spill(f, &b);
 			break;
 		case XP_MERMAID:
 			mermaid(&b, r[i], i);
@@ -394,7 +522,9 @@ void xp_print(FILE *f, enum xp_format fmt, struct xp_report *const *r,
 		pwrap_buf_str(&b, all ? "]\n" : "\n");
 	if (fmt == XP_DOT)
 		pwrap_buf_str(&b, "}\n");
-	if (!b.failed)
+	if (fmt == XP_HUMAN || fmt == XP_MERMAID)
+		put_text(f, &b);
+	else if (!b.failed)
 		fputs(b.p, f);
 	pwrap_buf_free(&b);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pamtest explore, stage 2: what each call may return.  A group's default
- * set, pam_permit's and pam_deny's fixed codes, --outcomes for every
- * module, --model for one (by name or FILE:LINE).  A module this machine
+ * set, what Linux-PAM's stock modules return in each group (a table, from
+ * their man pages and sources), pam_permit's and pam_deny's fixed codes,
+ * --outcomes for every module, --model for one (by name or FILE:LINE).  A module this machine
  * cannot load returns what libpam gives such a line (PAM_MODULE_UNKNOWN)
  * unless --model says what it returns (a stack audited on a machine
  * without the module); one without the group's function returns what
@@ -49,6 +50,125 @@ static int stock_fixed(const char *name, enum xp_type t)
 		return PAM_SUCCESS;
 	}
 	return strcmp(name, "pam_deny") == 0 ? deny[t] : -1;
+}
+
+/*
+ * What Linux-PAM's stock modules (and a few others Debian's stacks name)
+ * return from the function of each group: from their man pages' RETURN
+ * VALUES and, where those do not tell the groups apart, their sources
+ * (Linux-PAM 1.5's modules/).  Faults are left out as the groups'
+ * defaults leave them out (PAM_BUF_ERR, PAM_SYSTEM_ERR, PAM_SERVICE_ERR of
+ * a misconfigured line, PAM_ABORT, and the conversation's PAM_CONV_ERR,
+ * PAM_CONV_AGAIN and PAM_INCOMPLETE), unless the function returns nothing
+ * else (pam_env called for account).  0: not known, the group's default.
+ * pamtest-explore(1) lists this table; its test compares the two.
+ */
+#define S(c) XP_BIT(PAM_##c)
+static const struct {
+	const char *name;
+	xp_set set[XP_NTYPES];	/* auth, account, password, session */
+} stock[] = {
+	{ "pam_access", { S(SUCCESS) | S(PERM_DENIED) | S(USER_UNKNOWN),
+			  S(SUCCESS) | S(PERM_DENIED) | S(USER_UNKNOWN),
+			  S(SUCCESS) | S(PERM_DENIED) | S(USER_UNKNOWN),
+			  S(SUCCESS) | S(PERM_DENIED) | S(USER_UNKNOWN) } },
+	{ "pam_echo", { S(SUCCESS) | S(IGNORE), S(SUCCESS) | S(IGNORE),
+			S(SUCCESS) | S(IGNORE), S(SUCCESS) | S(IGNORE) } },
+	{ "pam_env", { S(IGNORE), S(SERVICE_ERR), S(SERVICE_ERR),
+		       S(SUCCESS) | S(SESSION_ERR) } },
+	{ "pam_exec", { S(SUCCESS) | S(SYSTEM_ERR) | S(IGNORE),
+			S(SUCCESS) | S(SYSTEM_ERR) | S(IGNORE),
+			S(SUCCESS) | S(SYSTEM_ERR) | S(IGNORE),
+			S(SUCCESS) | S(SYSTEM_ERR) | S(IGNORE) } },
+	{ "pam_faildelay", { S(IGNORE), 0, 0, 0 } },
+	{ "pam_faillock", { S(SUCCESS) | S(AUTH_ERR) | S(IGNORE), S(SUCCESS),
+			    0, 0 } },
+	{ "pam_ftp", { S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN), 0, 0, 0 } },
+	{ "pam_group", { S(IGNORE), 0, 0, 0 } },
+	{ "pam_issue", { S(SUCCESS) | S(IGNORE), 0, 0, 0 } },
+	{ "pam_keyinit", { S(IGNORE), 0, 0,
+			   S(SUCCESS) | S(SESSION_ERR) | S(USER_UNKNOWN) } },
+	{ "pam_lastlog", { S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN) | S(IGNORE),
+			   S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN) | S(IGNORE),
+			   0, S(SUCCESS) | S(USER_UNKNOWN) } },
+	{ "pam_limits", { 0, 0, 0, S(SUCCESS) | S(SESSION_ERR) |
+				   S(PERM_DENIED) | S(USER_UNKNOWN) } },
+	{ "pam_listfile", { S(SUCCESS) | S(AUTH_ERR) | S(IGNORE),
+			    S(SUCCESS) | S(AUTH_ERR) | S(IGNORE),
+			    S(SUCCESS) | S(AUTH_ERR) | S(IGNORE),
+			    S(SUCCESS) | S(AUTH_ERR) | S(IGNORE) } },
+	{ "pam_localuser", { S(SUCCESS) | S(PERM_DENIED), S(SUCCESS) | S(PERM_DENIED),
+			     S(SUCCESS) | S(PERM_DENIED), S(SUCCESS) | S(PERM_DENIED) } },
+	{ "pam_loginuid", { 0, S(SUCCESS) | S(SESSION_ERR) | S(IGNORE), 0,
+			    S(SUCCESS) | S(SESSION_ERR) | S(IGNORE) } },
+	{ "pam_mail", { S(IGNORE), 0, 0,
+			S(SUCCESS) | S(SESSION_ERR) | S(USER_UNKNOWN) } },
+	{ "pam_mkhomedir", { 0, 0, 0, S(SUCCESS) | S(PERM_DENIED) |
+				      S(SESSION_ERR) | S(USER_UNKNOWN) } },
+	{ "pam_motd", { 0, 0, 0, S(IGNORE) } },
+	{ "pam_namespace", { 0, 0, 0, S(SUCCESS) | S(SESSION_ERR) |
+				      S(USER_UNKNOWN) | S(IGNORE) } },
+	{ "pam_nologin", { S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN) | S(IGNORE),
+			   S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN) | S(IGNORE),
+			   0, 0 } },
+	{ "pam_pwhistory", { 0, 0, S(SUCCESS) | S(AUTHTOK_ERR) | S(MAXTRIES) |
+				   S(TRY_AGAIN) | S(USER_UNKNOWN) | S(IGNORE), 0 } },
+	{ "pam_pwquality", { 0, 0, S(SUCCESS) | S(AUTHTOK_ERR), 0 } },
+	{ "pam_rhosts", { S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN), 0, 0, 0 } },
+	{ "pam_rootok", { S(SUCCESS) | S(AUTH_ERR), S(SUCCESS) | S(AUTH_ERR),
+			  S(SUCCESS) | S(AUTH_ERR), 0 } },
+	{ "pam_securetty", { S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN),
+			     S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN), 0, 0 } },
+	{ "pam_selinux", { S(AUTH_ERR), 0, 0, S(SUCCESS) | S(SESSION_ERR) } },
+	{ "pam_sepermit", { S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN) | S(IGNORE),
+			    S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN) | S(IGNORE),
+			    0, 0 } },
+	{ "pam_setquota", { 0, 0, 0, S(SUCCESS) | S(PERM_DENIED) |
+				     S(USER_UNKNOWN) | S(IGNORE) } },
+	{ "pam_shells", { S(SUCCESS) | S(AUTH_ERR), S(SUCCESS) | S(AUTH_ERR), 0, 0 } },
+	{ "pam_succeed_if", { S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN),
+			      S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN),
+			      S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN),
+			      S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN) } },
+	{ "pam_systemd", { 0, 0, 0, S(SUCCESS) | S(SESSION_ERR) } },
+	{ "pam_time", { 0, S(SUCCESS) | S(PERM_DENIED) | S(USER_UNKNOWN), 0, 0 } },
+	{ "pam_timestamp", { S(SUCCESS) | S(AUTH_ERR), 0, 0,
+			     S(SUCCESS) | S(SESSION_ERR) } },
+	{ "pam_tty_audit", { 0, 0, 0, S(SUCCESS) | S(SESSION_ERR) | S(IGNORE) } },
+	{ "pam_umask", { 0, 0, 0, S(SUCCESS) | S(USER_UNKNOWN) } },
+	{ "pam_unix", { S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN) |
+			S(AUTHINFO_UNAVAIL) | S(CRED_INSUFFICIENT) | S(MAXTRIES),
+			S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN) |
+			S(AUTHINFO_UNAVAIL) | S(NEW_AUTHTOK_REQD) |
+			S(ACCT_EXPIRED) | S(AUTHTOK_EXPIRED),
+			S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN) |
+			S(AUTHTOK_ERR) | S(AUTHTOK_RECOVERY_ERR) |
+			S(AUTHTOK_LOCK_BUSY) | S(TRY_AGAIN),
+			S(SUCCESS) | S(SESSION_ERR) } },
+	{ "pam_userdb", { S(SUCCESS) | S(AUTH_ERR) | S(AUTHTOK_RECOVERY_ERR) |
+			  S(USER_UNKNOWN) | S(IGNORE),
+			  S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN), 0, 0 } },
+	{ "pam_usertype", { S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN),
+			    S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN),
+			    S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN),
+			    S(SUCCESS) | S(AUTH_ERR) | S(USER_UNKNOWN) } },
+	{ "pam_warn", { S(IGNORE), S(IGNORE), S(IGNORE), S(IGNORE) } },
+	{ "pam_wheel", { S(SUCCESS) | S(AUTH_ERR) | S(PERM_DENIED) |
+			 S(USER_UNKNOWN) | S(IGNORE),
+			 S(SUCCESS) | S(AUTH_ERR) | S(PERM_DENIED) |
+			 S(USER_UNKNOWN) | S(IGNORE), 0, 0 } },
+	{ "pam_xauth", { 0, 0, 0, S(SUCCESS) | S(SESSION_ERR) } },
+};
+#undef S
+
+xp_set xp_stock_outcomes(const char *name, enum xp_type t)
+{
+	for (size_t i = 0; i < sizeof(stock) / sizeof(stock[0]); i++) {
+		if (strcmp(stock[i].name, name) == 0) {
+			return stock[i].set[t];
+		}
+	}
+	return 0;
 }
 
 int xp_parse_outcomes(const char *s, xp_set *out)
@@ -142,9 +262,16 @@ static xp_set outcomes_of(const struct xp_conf *c, struct xp_line *l,
 	if (l->absent) {
 		return XP_BIT(openpam ? PAM_SYSTEM_ERR : PAM_MODULE_UNKNOWN);
 	}
-	return fixed >= 0 ? XP_BIT(fixed)
-	       : o->outcomes ? o->outcomes
-			     : xp_default_outcomes(t);
+	if (fixed >= 0) {
+		return XP_BIT(fixed);
+	}
+	if (o->outcomes) {
+		return o->outcomes;
+	}
+	/* Linux-PAM's modules: OpenPAM's of the same names are others */
+	return !openpam && xp_stock_outcomes(l->name, t) != 0
+		       ? xp_stock_outcomes(l->name, t)
+		       : xp_default_outcomes(t);
 }
 
 /* OpenPAM: the first module read that cannot be loaded (nor is

@@ -16,32 +16,95 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int add_site(struct xp_conf *c, struct xp_line *l)
+int xp_site_at(const struct xp_conf *c, int file, unsigned line)
 {
+	const struct xp_file *f = file >= 0 && (size_t)file < c->nfiles
+					  ? &c->files[file] : NULL;
+
+	return f != NULL && f->site_at != NULL && line < f->nsite_at
+		       ? f->site_at[line] : -1;
+}
+
+/* The site of (file, line) of an entry, added when new: its index, or -1
+ * (no memory).  Each file has an index by physical line, made when
+ * first asked (lines of a file are at most its last line's number). */
+static int site_of(struct xp_conf *c, int file, unsigned line)
+{
+	struct xp_file *f = &c->files[file];
+	const struct pamconf_file *pf = &c->s.files[file].f;
 	struct xp_site *v;
 
-	for (size_t i = 0; i < c->nsites; i++) {
-		if (c->sites[i].file == l->file && c->sites[i].line == l->line) {
-			l->site = (int)i;
-			return 0;
+	if (f->site_at == NULL) {
+		f->nsite_at = (pf->n > 0 ? pf->v[pf->n - 1].line : 0) + 1;
+		f->site_at = malloc(f->nsite_at * sizeof(*f->site_at));
+		if (f->site_at == NULL) {
+			return -1;
+		}
+		for (size_t i = 0; i < f->nsite_at; i++) {
+			f->site_at[i] = -1;
 		}
 	}
-	v = reallocarray(c->sites, c->nsites + 1, sizeof(*v));
-	if (v == NULL) {
-		return -1;
+	if (line >= f->nsite_at) {
+		return -1;	/* not a line of the file: cannot be */
 	}
-	c->sites = v;
-	v[c->nsites].file = l->file;
-	v[c->nsites].line = l->line;
-	l->site = (int)c->nsites++;
-	return 0;
+	if (f->site_at[line] >= 0) {
+		return f->site_at[line];
+	}
+	if (c->nsites == c->capsites) {
+		size_t cap = c->capsites ? c->capsites * 2 : 64;
+
+		v = reallocarray(c->sites, cap, sizeof(*v));
+		if (v == NULL) {
+			return -1;
+		}
+		c->sites = v;
+		c->capsites = cap;
+	}
+	c->sites[c->nsites] = (struct xp_site){ file, line };
+	f->site_at[line] = (int)c->nsites;
+	return (int)c->nsites++;
+}
+
+static int add_site(struct xp_conf *c, struct xp_line *l)
+{
+	l->site = site_of(c, l->file, l->line);
+	return l->site >= 0 ? 0 : -1;
+}
+
+/* The module file at path as dlopen() would find it (inspected once). */
+static const struct xp_modfile *modfile(struct xp_conf *c, const char *path)
+{
+	struct xp_modfile *v, *m;
+
+	for (size_t i = 0; i < c->nmods; i++) {
+		if (strcmp(c->mods[i].path, path) == 0) {
+			return &c->mods[i];
+		}
+	}
+	v = reallocarray(c->mods, c->nmods + 1, sizeof(*v));
+	if (v == NULL) {
+		return NULL;
+	}
+	c->mods = v;
+	m = &v[c->nmods];
+	memset(m, 0, sizeof(*m));
+	if ((m->path = strdup(path)) == NULL) {
+		return NULL;
+	}
+	m->rc = xp_module_inspect(path, &m->fns, &m->why);
+	if (m->rc != 0 && m->why == NULL) {
+		free(m->path);
+		return NULL;
+	}
+	c->nmods++;
+	return m;
 }
 
 /* Whether the module of a call can be loaded and has the function. */
 static int call_kind(struct xp_conf *c, const struct pamconf_entry *e,
 		     enum xp_type t, struct xp_line *l)
 {
-	int has;
+	const struct xp_modfile *m = NULL;
 
 	if (strstr(e->module, "$ISA") != NULL) {
 		/* libpam tries the path with $ISA replaced by a directory
@@ -51,12 +114,13 @@ static int call_kind(struct xp_conf *c, const struct pamconf_entry *e,
 				"cannot be told", c->files[e->file].show,
 				e->l->line, e->module) < 0 ? -1 : 1;
 	}
-	has = e->path != NULL
-		      ? xp_module_has(e->path, pwrap_sm_name(pwrap_group_sm(
-							 (enum pwrap_group)t)))
-		      : -1;
-	l->absent = has < 0;
-	l->no_fn = has == 0;
+	if (e->path != NULL && (m = modfile(c, e->path)) == NULL) {
+		return -1;
+	}
+	l->absent = m == NULL || m->rc != 0;
+	l->absent_why = m != NULL ? m->why : NULL;
+	l->no_fn = !l->absent &&
+		   !(m->fns & (1u << pwrap_group_sm((enum pwrap_group)t)));
 	return 0;
 }
 
@@ -78,6 +142,7 @@ static int make_line(struct xp_conf *c, const struct pamconf_entry *e,
 	memcpy(l->act, e->act, sizeof(l->act));
 	l->flag = e->flag;
 	l->module = e->module;
+	l->control = pl->control >= 0 ? pl->tok[pl->control].text : NULL;
 	l->seq = e->seq;
 	l->fixed = e->faulty ? PAM_MODULE_UNKNOWN : PAM_PERM_DENIED;
 	l->why = e->why;
@@ -109,6 +174,35 @@ static int make_stack(struct xp_conf *c, const struct pamconf_entries *in,
 	return 0;
 }
 
+/* The lines libpam leaves unread, each with its site, by group. */
+static int make_unread(struct xp_conf *c)
+{
+	for (size_t i = 0; i < c->s.nunread; i++) {
+		const struct pamconf_unread *u = &c->s.unread[i];
+		struct xp_unreads *to = u->other ? &c->unread_other[u->group]
+						 : &c->unread[u->group];
+		int site = site_of(c, u->file, u->l->line);
+
+		if (site < 0) {
+			return -1;
+		}
+		if (to->n == to->cap) {
+			size_t cap = to->cap * 2 + 8;
+			struct xp_unread *v = reallocarray(to->v, cap,
+							   sizeof(*v));
+
+			if (v == NULL) {
+				return -1;
+			}
+			to->v = v;
+			to->cap = cap;
+		}
+		to->v[to->n++] = (struct xp_unread){ site, u->l, u->at_file,
+						     u->at_line, u->why };
+	}
+	return 0;
+}
+
 int xp_read(struct xp_conf *c, const char *dir, const char *service,
 	    const struct xp_opts *o)
 {
@@ -122,14 +216,17 @@ int xp_read(struct xp_conf *c, const char *dir, const char *service,
 	c->refused_file = -1;
 	pamconf_rules_linked(&c->rules);
 	c->impl = c->rules.impl == PAMCONF_OPENPAM ? &xp_openpam : &xp_linux;
-	c->service = strdup(service);
 	c->dir = strdup(dir);
-	if (c->service == NULL || c->dir == NULL) {
+	if (c->dir == NULL) {
 		goto oom;
 	}
 	if (pamconf_service_read(&c->rules, dir, service, &ops, &c->s) != 0) {
 		c->error = strdup(c->s.error);
 		return -1;
+	}
+	if ((c->service = strdup(c->s.name)) == NULL ||
+	    (c->asked = strdup(service)) == NULL) {
+		goto oom;
 	}
 	c->files = calloc(c->s.nfiles + 1, sizeof(*c->files));
 	if (c->files == NULL || (c->s.refused != NULL &&
@@ -148,6 +245,9 @@ int xp_read(struct xp_conf *c, const char *dir, const char *service,
 		}
 	}
 	if (rc == 0) {
+		rc = make_unread(c);
+	}
+	if (rc == 0) {
 		return 0;
 	}
 	if (rc > 0) {
@@ -164,6 +264,11 @@ const struct xp_stack *xp_stack_of(const struct xp_conf *c, enum xp_type t)
 	return c->conf[t].n > 0 ? &c->conf[t] : &c->other[t];
 }
 
+const struct xp_unreads *xp_unread_of(const struct xp_conf *c, enum xp_type t)
+{
+	return c->conf[t].n > 0 ? &c->unread[t] : &c->unread_other[t];
+}
+
 static void stack_free(struct xp_stack *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
@@ -177,14 +282,25 @@ void xp_conf_free(struct xp_conf *c)
 	for (int t = 0; t < XP_NTYPES; t++) {
 		stack_free(&c->conf[t]);
 		stack_free(&c->other[t]);
+		free(c->unread[t].v);
+		free(c->unread_other[t].v);
+	}
+	for (size_t i = 0; i < c->nfiles; i++) {
+		free(c->files[i].site_at);
 	}
 	pamconf_service_free(&c->s);
 	free(c->files);
 	free(c->sites);
 	free(c->service);
+	free(c->asked);
 	free(c->dir);
 	free(c->refused);
 	free(c->error);
 	free(c->absent);
+	for (size_t i = 0; i < c->nmods; i++) {
+		free(c->mods[i].path);
+		free(c->mods[i].why);
+	}
+	free(c->mods);
 	memset(c, 0, sizeof(*c));
 }

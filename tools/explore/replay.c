@@ -33,6 +33,8 @@
 
 #define LOG_TAIL 1500
 #define SEEN 64		/* calls shown in a message */
+#define XP_STR2(x) #x
+#define XP_STR(x) XP_STR2(x)
 
 static const char *const vars[] = { "PAM_WRAPPER", "PAM_WRAPPER_SERVICE_DIR",
 				    "PAM_WRAPPER_TRACE",
@@ -51,6 +53,7 @@ struct xp_replayer {
 	pam_wrapper_trace_plan_fn *set;
 	struct pam_wrapper_trace_plan plan;
 	char **where;		/* per site: "path:line", as the trace says */
+	bool *loads;		/* per site: its module loads (or is modelled) */
 	FILE *log;
 	char *saved[NVARS];
 	int err_fd;
@@ -63,12 +66,24 @@ struct xp_replayer {
 	char *unfit;		/* where the stand-in did not fit */
 };
 
-/* The site of a where the trace gives, or -1. */
+/* The site of a where the trace gives ("PATH:LINE" of the user's file),
+ * or -1. */
 static int site_of(const struct xp_replayer *rp, const char *where)
 {
-	for (size_t i = 0; i < rp->c->nsites; i++) {
-		if (strcmp(rp->where[i], where) == 0) {
-			return (int)i;
+	const char *colon = strrchr(where, ':');
+	unsigned long line;
+	char *end;
+
+	if (colon == NULL) {
+		return -1;
+	}
+	line = strtoul(colon + 1, &end, 10);
+	for (size_t f = 0; *end == '\0' && f < rp->c->nfiles; f++) {
+		const char *path = rp->c->files[f].path;
+
+		if (strlen(path) == (size_t)(colon - where) &&
+		    memcmp(path, where, (size_t)(colon - where)) == 0) {
+			return xp_site_at(rp->c, (int)f, (unsigned)line);
 		}
 	}
 	return -1;
@@ -106,24 +121,11 @@ static int plan_call(void *ctx, const char *where, const char *module, int sm,
 static bool plan_loads(void *ctx, const char *where, const char *module)
 {
 	const struct xp_replayer *rp = ctx;
-	const struct xp_conf *c = rp->c;
 	int site = site_of(rp, where);
 
 	(void)module;
-	for (int t = 0; t < XP_NTYPES && site >= 0; t++) {
-		for (int k = 0; k < 2; k++) {
-			const struct xp_stack *s = k ? &c->other[t] : &c->conf[t];
-
-			for (size_t i = 0; i < s->n; i++) {
-				if (s->v[i].site == site &&
-				    s->v[i].kind == XP_CALL) {
-					return !s->v[i].absent ||
-					       s->v[i].modelled;
-				}
-			}
-		}
-	}
-	return true;	/* a line the model does not have: libpam says */
+	/* a line the model does not have: libpam says */
+	return site < 0 || rp->loads[site];
 }
 
 static void plan_unfit(void *ctx, const char *where)
@@ -146,6 +148,24 @@ struct xp_replayer *xp_replay_begin(const struct xp_conf *c, char **err)
 	}
 	rp->c = c;
 	rp->err_fd = -1;
+	if ((rp->loads = calloc(c->nsites + 1, sizeof(bool))) == NULL) {
+		goto oom;
+	}
+	for (size_t i = 0; i < c->nsites; i++) {
+		rp->loads[i] = true;
+	}
+	for (int t = 0; t < XP_NTYPES; t++) {
+		for (int k = 0; k < 2; k++) {
+			const struct xp_stack *s = k ? &c->other[t] : &c->conf[t];
+
+			for (size_t i = 0; i < s->n; i++) {
+				if (s->v[i].kind == XP_CALL) {
+					rp->loads[s->v[i].site] =
+						!s->v[i].absent || s->v[i].modelled;
+				}
+			}
+		}
+	}
 	for (size_t i = 0; i < c->nsites; i++) {
 		if (asprintf(&rp->where[i], "%s:%u",
 			     c->files[c->sites[i].file].path,
@@ -185,6 +205,7 @@ void xp_replay_end(struct xp_replayer *rp)
 		free(rp->seen[i]);
 	}
 	free(rp->where);
+	free(rp->loads);
 	free(rp->want);
 	free(rp->unfit);
 	if (rp->log != NULL) {
@@ -270,7 +291,8 @@ static int transaction(const struct xp_replayer *rp, int t, bool *start_failed)
 {
 	struct pam_conv conv = { no_conv, NULL };
 	pam_handle_t *h = NULL;
-	int rc = pam_start(rp->c->service, "pwrap-explore", &conv, &h);
+	/* the name as given: libpam (and the wrapper) read it their way */
+	int rc = pam_start(rp->c->asked, "pwrap-explore", &conv, &h);
 
 	*start_failed = rc != PAM_SUCCESS;
 	if (rc != PAM_SUCCESS) {
@@ -375,9 +397,25 @@ static char *replay_path(struct xp_replayer *rp, const struct xp_graph *g,
 	return msg;
 }
 
-void xp_replay_run(struct xp_replayer *rp, struct xp_report *r)
+/* Why r is not replayed (static), or NULL. */
+static const char *too_long(const struct xp_report *r)
+{
+	return r->g.conf->nsites > XP_REPLAY_MAX
+		       ? "the service has more than " XP_STR(XP_REPLAY_MAX)
+			 " lines: libpam's pam_start alone takes time that "
+			 "grows with the square of their number"
+		       : NULL;
+}
+
+void xp_replay_run(struct xp_replayer *rp, struct xp_report *r,
+		   bool (*stop)(void))
 {
 	bool start_failed;
+
+	if (too_long(r) != NULL) {
+		r->not_replayed = strdup(too_long(r));
+		return;
+	}
 
 	if (rp->unfit == NULL && enter(rp) != 0) {
 		r->disagree = strdup("cannot replay: cannot set up the "
@@ -399,6 +437,9 @@ void xp_replay_run(struct xp_replayer *rp, struct xp_report *r)
 	}
 	for (size_t i = 0; rp->unfit == NULL && r->refused == NULL &&
 			   i < r->g.npaths && r->disagree == NULL; i++) {
+		if (stop != NULL && stop()) {
+			break;
+		}
 		r->disagree = replay_path(rp, &r->g, &r->g.paths[i]);
 		r->replays++;
 	}

@@ -47,7 +47,7 @@ struct xp_scen {
 int xp_scen_keyword(const char *kw)
 {
 	static const char *const kws[] = { "explore", "outcomes", "model",
-					   "must", "expect" };
+					   "must", "expect", "accept" };
 
 	for (size_t i = 0; i < sizeof(kws) / sizeof(kws[0]); i++)
 		if (strcmp(kw, kws[i]) == 0)
@@ -195,6 +195,16 @@ static int parse_option(struct xp_scen *x, const char *kw, char **w, size_t n,
 		if (xp_add_model(&x->o.models, &x->o.nmodels, w[0]) != 0)
 			scenario_perr(file, line, nerr, "model: expected MODULE=CODE,... "
 			     "(e.g. pam_unix=success,auth_err), not \"%s\"", w[0]);
+	} else if (strcmp(kw, "accept") == 0) {
+		char *from = NULL;
+
+		if (asprintf(&from, "%s:%d", file, line) < 0)
+			return -1;
+		if (xp_add_accept(&x->o.accepts, &x->o.naccepts, w[0], from) != 0)
+			scenario_perr(file, line, nerr, "accept: expected KIND:FILE:LINE "
+			     "(KIND: bypass, lockout, dead-line or ignored), not "
+			     "\"%s\"", w[0]);
+		free(from);
 	} else {	/* must */
 		char **v = reallocarray(x->o.must, x->o.nmust + 1, sizeof(*v));
 
@@ -240,6 +250,7 @@ void xp_scen_free(struct xp_scen *x)
 		free(x->o.models[i].target);
 	for (size_t i = 0; i < x->o.nmust; i++)
 		free(x->o.must[i]);
+	xp_accepts_free(x->o.accepts, x->o.naccepts);
 	free(x->o.models);
 	free(x->o.must);
 	free(x->exps);

@@ -7,6 +7,7 @@
  *         outcomes CODE,...          every module's outcomes
  *         model MODULE=CODE,...      one module's (or FILE:LINE's)
  *         must MODULE                the modules that must decide
+ *         accept KIND:FILE:LINE      a finding known and accepted
  *         expect no bypass | no lockout | no dead-line | no ignored
  *         expect no findings
  *         expect no new success      (with against: diff.c)

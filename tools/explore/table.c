@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_TERMS 256	/* listed per result; the rest is counted */
+#define MAX_TERMS 256	/* listed per result at most; the rest counted */
 
 static int cmp_pos_desc(const void *a, const void *b, void *ctx)
 {
@@ -115,6 +115,12 @@ static int reduce(struct xp_report *r)
 		canon[order[i]] = found;
 	}
 	r->rroot = canon[g->root];
+	r->dep = calloc(g->nseq + 1, sizeof(*r->dep));
+	if (r->dep == NULL)
+		goto out;
+	for (size_t i = 0; i < r->nrd; i++)
+		if (r->rd[i].pos >= 0)
+			r->dep[r->rd[i].pos] = true;
 	rc = 0;
 out:
 	free(order);
@@ -124,51 +130,85 @@ out:
 
 bool xp_depends(const struct xp_report *r, int pos)
 {
-	for (size_t i = 0; i < r->nrd; i++)
-		if (r->rd[i].pos == pos)
-			return true;
-	return false;
+	return r->dep != NULL && r->dep[pos];
 }
 
 /* ---- conditions ------------------------------------------------------------ */
+
+/*
+ * The table's size and the work on it are bounded, so that a long stack
+ * (whose conditions can have as many terms as it has lines, each as long)
+ * gives a table that grows with it linearly: each result lists terms while
+ * they hold at most LIT_BUDGET literals (or as many as the stack has
+ * positions, if more) and MAX_TERMS terms, the rest is counted; terms are
+ * widened while WIDEN_STEPS visits of the diagram last, later ones are
+ * listed as found (still exact, only longer than they need be).
+ */
+#define LIT_BUDGET 1024
+#define WIDEN_STEPS 20000000ul
+#define LIST_STEPS 1000000ul
 
 struct walk {
 	struct xp_report *r;
 	xp_set *lit;		/* per position: allowed codes (term) */
 	unsigned *stamp;	/* per rnode: visited in check `now` */
 	unsigned now;
+	int *todo;		/* implies()'s stack of rnodes */
 	struct xp_lit *stack;
 	size_t depth;
 	unsigned long budget;	/* steps left for listing terms */
+	unsigned long steps;	/* visits left for widening */
+	size_t maxlits;		/* literals a result may list */
 };
 
-/* Whether every assignment the term allows ends in `result`. */
-static bool implies(struct walk *w, int rn, int result)
+/* Whether every assignment the term allows ends in `result` (false, too,
+ * when the visits for widening run out). */
+static bool implies(struct walk *w, int result)
 {
-	const struct xp_rnode *n = &w->r->rd[rn];
+	size_t top = 0;
 
-	if (n->pos < 0)
-		return n->result == result;
-	if (w->stamp[rn] == w->now)
-		return true;
-	w->stamp[rn] = w->now;
-	for (size_t k = 0; k < n->ne; k++)
-		if ((n->e[k].codes & w->lit[n->pos]) &&
-		    !implies(w, n->e[k].to, result))
+	w->now++;
+	w->todo[top++] = w->r->rroot;
+	w->stamp[w->r->rroot] = w->now;
+	while (top > 0) {
+		const struct xp_rnode *n = &w->r->rd[w->todo[--top]];
+
+		if (w->steps == 0) {
 			return false;
+		}
+		w->steps--;
+		if (n->pos < 0) {
+			if (n->result != result) {
+				return false;
+			}
+			continue;
+		}
+		for (size_t k = 0; k < n->ne; k++) {
+			int to = n->e[k].to;
+
+			if ((n->e[k].codes & w->lit[n->pos]) &&
+			    w->stamp[to] != w->now) {
+				w->stamp[to] = w->now;
+				w->todo[top++] = to;
+			}
+		}
+	}
 	return true;
 }
 
+/* Whether term t implies `result`; w->lit is every position's full set
+ * before and after. */
 static bool check(struct walk *w, const struct xp_term *t, int result)
 {
 	const struct xp_graph *g = &w->r->g;
+	bool ok;
 
-	for (size_t i = 0; i < g->nseq; i++)
-		w->lit[i] = xp_codes_at(g, (int)i);
 	for (size_t i = 0; i < t->n; i++)
 		w->lit[t->l[i].pos] = t->l[i].codes;
-	w->now++;
-	return implies(w, w->r->rroot, result);
+	ok = implies(w, result);
+	for (size_t i = 0; i < t->n; i++)
+		w->lit[t->l[i].pos] = xp_codes_at(g, t->l[i].pos);
+	return ok;
 }
 
 /* Widens term t while it still implies `result`; drops full conditions. */
@@ -176,14 +216,14 @@ static void widen(struct walk *w, struct xp_term *t, int result)
 {
 	const struct xp_graph *g = &w->r->g;
 
-	for (size_t i = 0; i < t->n; i++) {
+	for (size_t i = 0; i < t->n && w->steps > 0; i++) {
 		xp_set keep = t->l[i].codes;
 
 		t->l[i].codes = xp_codes_at(g, t->l[i].pos);
 		if (!check(w, t, result))
 			t->l[i].codes = keep;
 	}
-	for (size_t i = 0; i < t->n; i++) {
+	for (size_t i = 0; i < t->n && w->steps > 0; i++) {
 		xp_set all = xp_codes_at(g, t->l[i].pos);
 
 		for (int c = 0; c < 64; c++) {
@@ -202,15 +242,16 @@ static void widen(struct walk *w, struct xp_term *t, int result)
 	}
 }
 
-/* Whether term a allows everything term b allows. */
+/* Whether term a allows everything term b allows (literals by position). */
 static bool covers(const struct xp_term *a, const struct xp_term *b)
 {
-	for (size_t i = 0; i < a->n; i++) {
-		size_t j;
+	size_t j = 0;
 
-		for (j = 0; j < b->n && b->l[j].pos != a->l[i].pos; j++)
-			;
-		if (j == b->n || (b->l[j].codes & ~a->l[i].codes))
+	for (size_t i = 0; i < a->n; i++) {
+		while (j < b->n && b->l[j].pos < a->l[i].pos)
+			j++;
+		if (j == b->n || b->l[j].pos != a->l[i].pos ||
+		    (b->l[j].codes & ~a->l[i].codes))
 			return false;
 	}
 	return true;
@@ -224,46 +265,72 @@ static struct xp_cond *cond_of(struct xp_report *r, int result)
 	return NULL;
 }
 
-/* Lists the paths of the reduced diagram into each result's terms. */
-static int list(struct walk *w, int rn)
+/* Adds the term on w->stack to result's condition, if it still may. */
+static int add_term(struct walk *w, int result)
 {
-	const struct xp_rnode *n = &w->r->rd[rn];
+	struct xp_cond *c = cond_of(w->r, result);
+	struct xp_term *t;
 
-	if (w->budget == 0)
+	if (c == NULL)
 		return 0;
-	w->budget--;
-	if (n->pos < 0) {
-		struct xp_cond *c = cond_of(w->r, n->result);
-		struct xp_term *t;
-
-		if (c == NULL)
-			return 0;
-		if (c->n >= MAX_TERMS) {
-			c->more++;
-			return 0;
-		}
-		t = reallocarray(c->t, c->n + 1, sizeof(*t));
-		if (t == NULL)
-			return -1;
-		c->t = t;
-		t = &t[c->n];
-		t->n = w->depth;
-		t->l = malloc((w->depth + 1) * sizeof(*t->l));
-		if (t->l == NULL)
-			return -1;
-		memcpy(t->l, w->stack, w->depth * sizeof(*t->l));
-		c->n++;
+	if (c->n >= MAX_TERMS || c->lits + w->depth > w->maxlits)
 		return 0;
-	}
-	for (size_t k = 0; k < n->ne; k++) {
-		w->stack[w->depth].pos = n->pos;
-		w->stack[w->depth].codes = n->e[k].codes;
-		w->depth++;
-		if (list(w, n->e[k].to) != 0)
-			return -1;
-		w->depth--;
-	}
+	t = reallocarray(c->t, c->n + 1, sizeof(*t));
+	if (t == NULL)
+		return -1;
+	c->t = t;
+	t = &t[c->n];
+	t->n = w->depth;
+	t->l = malloc((w->depth + 1) * sizeof(*t->l));
+	if (t->l == NULL)
+		return -1;
+	memcpy(t->l, w->stack, w->depth * sizeof(*t->l));
+	c->lits += w->depth;
+	c->n++;
 	return 0;
+}
+
+/* Lists the paths of the reduced diagram into each result's terms, depth
+ * first (w->stack: the literals so far; w->todo: the edge to take next
+ * at each depth), while the listing's steps last. */
+static int list(struct walk *w)
+{
+	size_t *next = calloc(w->r->g.nseq + 2, sizeof(*next));
+	int *at = calloc(w->r->g.nseq + 2, sizeof(*at));
+	size_t d = 0;
+	int rc = -1;
+
+	if (next == NULL || at == NULL)
+		goto out;
+	at[0] = w->r->rroot;
+	w->depth = 0;
+	for (;;) {
+		const struct xp_rnode *n = &w->r->rd[at[d]];
+
+		if (w->budget == 0)
+			break;
+		w->budget--;
+		if (n->pos < 0 || next[d] == n->ne) {
+			if (n->pos < 0 && add_term(w, n->result) != 0)
+				goto out;
+			if (d == 0)
+				break;
+			d--;	/* back to the parent, its next edge */
+			w->depth = d;
+			continue;
+		}
+		w->stack[d].pos = n->pos;
+		w->stack[d].codes = n->e[next[d]].codes;
+		at[d + 1] = n->e[next[d]].to;
+		next[d]++;
+		next[++d] = 0;
+		w->depth = d;
+	}
+	rc = 0;
+out:
+	free(next);
+	free(at);
+	return rc;
 }
 
 static int cmp_term(const void *a, const void *b)
@@ -283,11 +350,53 @@ static int cmp_lit(const void *a, const void *b)
 	return ((const struct xp_lit *)a)->pos - ((const struct xp_lit *)b)->pos;
 }
 
+/* How many paths of the reduced diagram end in each result (ways[]: per
+ * rnode, from the root; rnodes were added from the results up, so each
+ * one's successors come before it). */
+static void count_terms(struct xp_report *r, struct xp_count *ways)
+{
+	ways[r->rroot] = (struct xp_count){ 0.5, 1 };
+	for (size_t i = r->nrd; i-- > 0;) {
+		const struct xp_rnode *n = &r->rd[i];
+		struct xp_cond *c;
+
+		if (n->pos < 0 && (c = cond_of(r, n->result)) != NULL)
+			c->total = xp_count_add(c->total, ways[i]);
+		for (size_t k = 0; k < n->ne; k++)
+			ways[n->e[k].to] = xp_count_add(ways[n->e[k].to], ways[i]);
+	}
+}
+
+/* Widens the terms of c and drops those another one covers. */
+static void simplify(struct walk *w, struct xp_cond *c)
+{
+	for (size_t k = 0; k < c->n; k++) {
+		widen(w, &c->t[k], c->result);
+		qsort(c->t[k].l, c->t[k].n, sizeof(*c->t[k].l), cmp_lit);
+	}
+	for (size_t k = 0; k < c->n;) {
+		bool dup = false;
+
+		for (size_t j = 0; j < c->n && !dup; j++)
+			dup = j != k && covers(&c->t[j], &c->t[k]) &&
+			      (!covers(&c->t[k], &c->t[j]) || j < k);
+		if (dup) {
+			free(c->t[k].l);
+			c->t[k] = c->t[--c->n];
+		} else {
+			k++;
+		}
+	}
+	qsort(c->t, c->n, sizeof(*c->t), cmp_term);
+}
+
 int xp_table(struct xp_report *r)
 {
 	const struct xp_graph *g = &r->g;
-	struct walk w = { .r = r, .budget = 1000000 };
+	struct walk w = { .r = r, .budget = LIST_STEPS, .steps = WIDEN_STEPS,
+			  .maxlits = g->nseq > LIT_BUDGET ? g->nseq : LIT_BUDGET };
 	xp_set results = g->nodes[g->root].reach;
+	struct xp_count *ways = NULL;
 	int rc = -1;
 
 	if (reduce(r) != 0)
@@ -301,37 +410,28 @@ int xp_table(struct xp_report *r)
 			r->table[r->ntable++].result = c;
 	w.lit = calloc(g->nseq + 1, sizeof(*w.lit));
 	w.stamp = calloc(r->nrd + 1, sizeof(*w.stamp));
-	w.stack = calloc(g->nseq + 1, sizeof(*w.stack));
-	if (w.lit == NULL || w.stamp == NULL || w.stack == NULL ||
-	    list(&w, r->rroot) != 0)
+	w.todo = calloc(r->nrd + 1, sizeof(*w.todo));
+	w.stack = calloc(g->nseq + 2, sizeof(*w.stack));
+	ways = calloc(r->nrd + 1, sizeof(*ways));
+	if (w.lit == NULL || w.stamp == NULL || w.todo == NULL ||
+	    w.stack == NULL || ways == NULL || list(&w) != 0)
 		goto out;
+	for (size_t i = 0; i < g->nseq; i++)
+		w.lit[i] = xp_codes_at(g, (int)i);
+	count_terms(r, ways);
 	for (size_t i = 0; i < r->ntable; i++) {
 		struct xp_cond *c = &r->table[i];
 
-		for (size_t k = 0; k < c->n; k++) {
-			widen(&w, &c->t[k], c->result);
-			qsort(c->t[k].l, c->t[k].n, sizeof(*c->t[k].l), cmp_lit);
-		}
-		for (size_t k = 0; k < c->n;) {
-			bool dup = false;
-
-			for (size_t j = 0; j < c->n && !dup; j++)
-				dup = j != k && covers(&c->t[j], &c->t[k]) &&
-				      (!covers(&c->t[k], &c->t[j]) || j < k);
-			if (dup) {
-				free(c->t[k].l);
-				c->t[k] = c->t[--c->n];
-			} else {
-				k++;
-			}
-		}
-		qsort(c->t, c->n, sizeof(*c->t), cmp_term);
+		c->more = xp_count_sub(c->total, c->n);
+		simplify(&w, c);
 	}
 	rc = 0;
 out:
 	free(w.lit);
 	free(w.stamp);
+	free(w.todo);
 	free(w.stack);
+	free(ways);
 	return rc;
 }
 
@@ -346,7 +446,9 @@ void xp_table_free(struct xp_report *r)
 	for (size_t i = 0; i < r->nrd; i++)
 		free(r->rd[i].e);
 	free(r->rd);
+	free(r->dep);
 	r->table = NULL;
 	r->rd = NULL;
+	r->dep = NULL;
 	r->ntable = r->nrd = 0;
 }

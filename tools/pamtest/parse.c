@@ -1002,7 +1002,7 @@ static int parse_directive(struct scenario *sc, struct cur *c)
 		"service, service-dir, user, group, swap, start, run, end, setenv, unsetenv, "
 		"putenv, set-item, write-file, remove-file, "
 		"prompt, info, error, no-info, no-error, env, absent-env, item, absent-item, "
-		"fault, explore, outcomes, model, must, expect";
+		"fault, explore, outcomes, model, must, expect, accept";
 	char *kw;
 	int rc;
 
