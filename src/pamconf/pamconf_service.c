@@ -36,6 +36,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -64,6 +65,14 @@ struct walk {
 	/* files read for s->unread, once per stack: file * 8 + stack */
 	int *shadowed;
 	size_t nshadowed, capshadowed;
+	/* include lines libpam reads (at some level), which are not unread
+	 * when an include nested too deep would have read them again */
+	struct read_include {
+		const struct pamconf_line *l;
+		int group;
+		bool other;
+	} *included;
+	size_t nincluded, capincluded;
 };
 
 static void set_msg(char **to, const char *fmt, va_list ap)
@@ -336,6 +345,45 @@ static int target_index(struct walk *w, const char *target)
 
 /* ---- what libpam leaves unread (s->unread) ---- */
 
+/* An include line libpam reads at one level is read, although an include
+ * nested too deep (an include cycle on 1.6+) leaves it unread at another:
+ * it goes from s->unread.  (Module lines are in the stacks; consumers
+ * tell those themselves.) */
+static int read_include_cmp(const void *a, const void *b)
+{
+	const struct read_include *x = a, *y = b;
+	uintptr_t lx = (uintptr_t)x->l, ly = (uintptr_t)y->l;
+
+	if (lx != ly) {
+		return lx < ly ? -1 : 1;
+	}
+	if (x->group != y->group) {
+		return x->group < y->group ? -1 : 1;
+	}
+	return (int)x->other - (int)y->other;
+}
+
+static void drop_read_includes(struct walk *w)
+{
+	size_t n = 0;
+
+	if (w->nincluded == 0 || w->s->nunread == 0) {
+		return;
+	}
+	qsort(w->included, w->nincluded, sizeof(*w->included),
+	      read_include_cmp);
+	for (size_t i = 0; i < w->s->nunread; i++) {
+		const struct pamconf_unread *u = &w->s->unread[i];
+		struct read_include key = { u->l, u->group, u->other };
+
+		if (bsearch(&key, w->included, w->nincluded,
+			    sizeof(*w->included), read_include_cmp) == NULL) {
+			w->s->unread[n++] = *u;
+		}
+	}
+	w->s->nunread = n;
+}
+
 static int shadow_target(struct walk *w, const char *target,
 			 enum pamconf_stack asked, int at_file,
 			 unsigned at_line, const char *why);
@@ -466,6 +514,12 @@ static int include_line(struct walk *w, struct pamconf_entry *e,
 	bool sub = l->kind == PAMCONF_SUBSTACK;
 	int rc;
 
+	if (room((void **)&w->included, &w->capincluded, w->nincluded,
+		 sizeof(*w->included)) != 0) {
+		return nomem(w);
+	}
+	w->included[w->nincluded++] =
+		(struct read_include){ l, group_of(to), w->other };
 	if (sub) {
 		struct pamconf_entry m = *e;
 
@@ -819,8 +873,10 @@ int pamconf_service_read(const struct pamconf_rules *r, const char *dir,
 		read_linux_service(&w, name);
 	}
 	s->name = name;
+	drop_read_includes(&w);
 	free(w.chain);
 	free(w.shadowed);
+	free(w.included);
 	return s->error != NULL ? -1 : 0;
 }
 

@@ -39,6 +39,11 @@ def roff_examples(page):
 def test_scenario_examples_of_the_pages_pass(tenv, workdir):
     examples = roff_examples("pamtest-scenario.5") + roff_examples("pamtest.1")
     assert len(examples) >= 3
+    # `service-dir system` runs the machine's own stacks, whose modules are
+    # Debian's libpam's: only against that libpam (tests/system covers them)
+    if os.environ.get("PWRAP_TOOLS_SYSTEM") != "1":
+        examples = [ex for ex in examples
+                    if not re.search(r"^service-dir system$", ex, re.M)]
     paths = [write_file(workdir, f"ex{i}.pamtest", ex) for i, ex in enumerate(examples)]
     r = tenv.pamtest(*paths)
     assert r.returncode == 0, r.stdout + r.stderr
