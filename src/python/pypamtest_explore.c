@@ -55,8 +55,9 @@ static char *find_tool(const char *name, const char *env_name)
 	Dl_info info;
 	char *dir = NULL, *slash, *p = NULL;
 
-	if (env != NULL && *env != '\0')
+	if (env != NULL && *env != '\0') {
 		return strdup(env);
+	}
 	if (dladdr((void *)find_tool, &info) != 0 && info.dli_fname != NULL &&
 	    (dir = realpath(info.dli_fname, NULL)) != NULL &&
 	    (slash = strrchr(dir, '/')) != NULL) {
@@ -70,8 +71,9 @@ static char *find_tool(const char *name, const char *env_name)
 				p = NULL;
 				break;
 			}
-			if (access(p, X_OK) == 0)
+			if (access(p, X_OK) == 0) {
 				break;
+			}
 			free(p);
 			p = NULL;
 		}
@@ -97,15 +99,17 @@ PyObject *pwrap_py_tool_path(PyObject *self, PyObject *arg)
 	(void)self;
 	if (name == NULL || (strcmp(name, "pamtest") != 0 &&
 			     strcmp(name, "pam_wrapper") != 0)) {
-		if (!PyErr_Occurred())
+		if (!PyErr_Occurred()) {
 			PyErr_SetString(PyExc_ValueError, "tool_path: 'pamtest' "
 					"or 'pam_wrapper'");
+		}
 		return NULL;
 	}
 	p = find_tool(name, strcmp(name, "pamtest") == 0 ? "PAM_WRAPPER_PAMTEST"
 							  : "PAM_WRAPPER_LAUNCHER");
-	if (p == NULL)
+	if (p == NULL) {
 		return PyErr_NoMemory();
+	}
 	r = PyUnicode_DecodeFSDefault(p);
 	free(p);
 	return r;
@@ -142,13 +146,16 @@ static int add_args(PyObject *argv, const char *opt, PyObject *o)
 	PyObject *seq;
 	int rc = 0;
 
-	if (o == NULL || o == Py_None)
+	if (o == NULL || o == Py_None) {
 		return 0;
-	if (PyUnicode_Check(o))
+	}
+	if (PyUnicode_Check(o)) {
 		return append(argv, opt) != 0 || PyList_Append(argv, o) != 0 ? -1 : 0;
+	}
 	seq = PySequence_Fast(o, "expected a str or a list of str");
-	if (seq == NULL)
+	if (seq == NULL) {
 		return -1;
+	}
 	for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq) && rc == 0; i++) {
 		PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
 
@@ -169,8 +176,9 @@ static int add_model(PyObject *argv, PyObject *model)
 	PyObject *k, *v;
 	Py_ssize_t pos = 0;
 
-	if (model == NULL || model == Py_None || !PyDict_Check(model))
+	if (model == NULL || model == Py_None || !PyDict_Check(model)) {
 		return add_args(argv, "--model", model);
+	}
 	while (PyDict_Next(model, &pos, &k, &v)) {
 		PyObject *codes = codes_str(v);
 		PyObject *s = codes != NULL ? PyUnicode_FromFormat("%S=%S", k, codes)
@@ -179,8 +187,9 @@ static int add_model(PyObject *argv, PyObject *model)
 
 		Py_XDECREF(codes);
 		Py_XDECREF(s);
-		if (rc != 0)
+		if (rc != 0) {
 			return -1;
+		}
 	}
 	return 0;
 }
@@ -195,8 +204,9 @@ static int run(char **argv, char **out, size_t *outlen, char **err)
 	pid_t pid;
 
 	if (pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0 ||
-	    posix_spawn_file_actions_init(&fa) != 0)
+	    posix_spawn_file_actions_init(&fa) != 0) {
 		goto out;
+	}
 	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
 	if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
@@ -210,18 +220,21 @@ static int run(char **argv, char **out, size_t *outlen, char **err)
 	for (int open = 2; open > 0;) {
 		struct pollfd p[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
 
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+		if (poll(p, 2, -1) < 0 && errno != EINTR) {
 			break;
+		}
 		for (int i = 0; i < 2; i++) {
 			ssize_t n;
 
-			if (p[i].fd < 0 || p[i].revents == 0)
+			if (p[i].fd < 0 || p[i].revents == 0) {
 				continue;
+			}
 			if (len[i] + 4096 + 1 > cap[i]) {
 				char *nb = realloc(buf[i], cap[i] = (cap[i] + 4096) * 2);
 
-				if (nb == NULL)
+				if (nb == NULL) {
 					goto reap;
+				}
 				buf[i] = nb;
 			}
 			n = read(p[i].fd, buf[i] + len[i], 4096);
@@ -235,24 +248,29 @@ static int run(char **argv, char **out, size_t *outlen, char **err)
 		}
 	}
 reap:
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
 		;
+	}
 	st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 out:
 	for (int i = 0; i < 2; i++) {
-		if (buf[i] == NULL)
+		if (buf[i] == NULL) {
 			buf[i] = malloc(1);
-		if (buf[i] != NULL)
+		}
+		if (buf[i] != NULL) {
 			buf[i][len[i]] = '\0';
+		}
 	}
 	*out = buf[0];
 	*outlen = len[0];
 	*err = buf[1];
 	for (int i = 0; i < 2; i++) {
-		if (po[i] >= 0)
+		if (po[i] >= 0) {
 			close(po[i]);
-		if (pe[i] >= 0)
+		}
+		if (pe[i] >= 0) {
 			close(pe[i]);
+		}
 	}
 	return st;
 }
@@ -271,13 +289,14 @@ PyObject *pwrap_py_explore(PyObject *self, PyObject *args, PyObject *kwargs)
 	Py_ssize_t n;
 
 	(void)self;
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|szpOOOpp", kwlist,
-					 &service, &type, &dir, &system,
-					 &outcomes, &model, &must, &replay,
-					 &replay_all))
+	if (!PyArg_ParseTupleAndKeywords(
+		    args, kwargs, "s|szpOOOpp", kwlist, &service, &type, &dir,
+		    &system, &outcomes, &model, &must, &replay, &replay_all)) {
 		return NULL;
-	if (dir == NULL && !system)
+	}
+	if (dir == NULL && !system) {
 		dir = getenv("PAM_WRAPPER_SERVICE_DIR");
+	}
 	if (dir == NULL && !system) {
 		PyErr_SetString(PyExc_ValueError, "explore: give service_dir (or "
 				"set PAM_WRAPPER_SERVICE_DIR) or system=True");
@@ -285,27 +304,31 @@ PyObject *pwrap_py_explore(PyObject *self, PyObject *args, PyObject *kwargs)
 	}
 	pamtest = find_tool("pamtest", "PAM_WRAPPER_PAMTEST");
 	argv = PyList_New(0);
-	if (argv == NULL || pamtest == NULL ||
-	    append(argv, pamtest) != 0 || append(argv, "explore") != 0 ||
-	    append(argv, "-f") != 0 || append(argv, "json") != 0 ||
-	    append(argv, "-t") != 0 || append(argv, type) != 0 ||
+	if (argv == NULL || pamtest == NULL || append(argv, pamtest) != 0 ||
+	    append(argv, "explore") != 0 || append(argv, "-f") != 0 ||
+	    append(argv, "json") != 0 || append(argv, "-t") != 0 ||
+	    append(argv, type) != 0 ||
 	    (system ? append(argv, "--system")
 		    : append(argv, "-d") || append(argv, dir)) != 0 ||
 	    (!replay && append(argv, "--no-replay") != 0) ||
 	    (replay_all && append(argv, "--replay-all") != 0) ||
-	    add_model(argv, model) != 0 || add_args(argv, "--must", must) != 0)
+	    add_model(argv, model) != 0 ||
+	    add_args(argv, "--must", must) != 0) {
 		goto out;
+	}
 	if (outcomes != NULL && outcomes != Py_None) {
 		PyObject *o = codes_str(outcomes);
 		int rc = o != NULL ? add_args(argv, "--outcomes", o) : -1;
 
 		Py_XDECREF(o);
-		if (rc != 0)
+		if (rc != 0) {
 			goto out;
+		}
 	}
 	/* the service last, after "--" (a name may begin with '-') */
-	if (append(argv, "--") != 0 || append(argv, service) != 0)
+	if (append(argv, "--") != 0 || append(argv, service) != 0) {
 		goto out;
+	}
 	n = PyList_GET_SIZE(argv);
 	cargv = calloc((size_t)n + 1, sizeof(*cargv));
 	if (cargv == NULL) {
@@ -335,11 +358,13 @@ PyObject *pwrap_py_explore(PyObject *self, PyObject *args, PyObject *kwargs)
 		goto out;
 	}
 	json = PyImport_ImportModule("json");
-	if (json != NULL)
+	if (json != NULL) {
 		result = PyObject_CallMethod(json, "loads", "s#", out, (Py_ssize_t)outlen);
+	}
 out:
-	for (Py_ssize_t i = 0; cargv != NULL && cargv[i] != NULL; i++)
+	for (Py_ssize_t i = 0; cargv != NULL && cargv[i] != NULL; i++) {
 		free(cargv[i]);
+	}
 	free(cargv);
 	free(out);
 	free(err);

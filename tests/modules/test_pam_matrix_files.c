@@ -118,8 +118,9 @@ static char *inplace_content(char x, size_t *len)
 	assert_non_null(f);
 	/* (ftell, not size: size changes only at fflush, behind the
 	 * compiler's back) */
-	for (unsigned i = 0; ftell(f) < (3L << 19); i++)
+	for (unsigned i = 0; ftell(f) < (3L << 19); i++) {
 		fprintf(f, "user%07u:pass%07u:svc\n", i, i);
+	}
 	fprintf(f, "zed:pw%c%c%c%c:svc\n", x, x, x, x);
 	assert_int_equal(fclose(f), 0);
 	*len = size;

@@ -18,13 +18,16 @@ static int conv(int n, const struct pam_message **msg, struct pam_response **res
 {
 	struct pam_response *r = calloc((size_t)n, sizeof(*r));
 
-	if (r == NULL)
+	if (r == NULL) {
 		return PAM_BUF_ERR;
+	}
 	for (int i = 0; i < n; i++) {
-		if (msg[i]->msg_style == PAM_PROMPT_ECHO_OFF || msg[i]->msg_style == PAM_PROMPT_ECHO_ON)
+		if (msg[i]->msg_style == PAM_PROMPT_ECHO_OFF ||
+		    msg[i]->msg_style == PAM_PROMPT_ECHO_ON) {
 			r[i].resp = strdup(data);
-		else
+		} else {
 			printf("message: %s\n", msg[i]->msg);
+		}
 	}
 	*resp = r;
 	return PAM_SUCCESS;
@@ -64,16 +67,20 @@ int main(int argc, char **argv)
 	}
 	pc.appdata_ptr = argv[3];
 	rc = pam_start(argv[1], argv[2], &pc, &pamh);
-	if (rc == PAM_SUCCESS)
+	if (rc == PAM_SUCCESS) {
 		rc = pam_authenticate(pamh, 0);
-	if (rc == PAM_SUCCESS)
+	}
+	if (rc == PAM_SUCCESS) {
 		rc = pam_acct_mgmt(pamh, 0);
-	if (rc == PAM_SUCCESS)
+	}
+	if (rc == PAM_SUCCESS) {
 		rc = pam_open_session(pamh, 0);
+	}
 	printf("result: %s\n", code_name(rc));
 	home = pamh != NULL ? pam_getenv(pamh, "HOMEDIR") : NULL;
 	printf("HOMEDIR=%s\n", home != NULL ? home : "");
-	if (pamh != NULL)
+	if (pamh != NULL) {
 		pam_end(pamh, rc);
+	}
 	return rc == PAM_SUCCESS ? 0 : 1;
 }

@@ -48,10 +48,12 @@ int pwrap_reexec_wrapped(const char *mark, const char *lib, const char *preload,
 	int again = getenv(mark) != NULL;
 
 	unsetenv(mark);
-	if (pwrap_wrapped())
+	if (pwrap_wrapped()) {
 		return again;
-	if (lib == NULL)
+	}
+	if (lib == NULL) {
 		return -1;
+	}
 	/* Commands would run unwrapped: pam_start() would read the system's
 	 * /etc/pam.d.  Refuse before running anything. */
 	if (strpbrk(lib, " \t\n:") != NULL) {
@@ -71,9 +73,10 @@ int pwrap_reexec_wrapped(const char *mark, const char *lib, const char *preload,
 		      why_not_wrapped(lib));
 		return -1;
 	}
-	if (pwrap_preload_prepend(preload) != 0 || setenv("PAM_WRAPPER", "1", 1) != 0 ||
-	    setenv(mark, "1", 1) != 0)
+	if (pwrap_preload_prepend(preload) != 0 ||
+	    setenv("PAM_WRAPPER", "1", 1) != 0 || setenv(mark, "1", 1) != 0) {
 		return -1;
+	}
 	fflush(NULL);
 	execv("/proc/self/exe", argv);
 	warn("cannot re-execute /proc/self/exe");
@@ -88,16 +91,20 @@ void pwrap_runtime_below(const char *dir)
 	char *old = t != NULL ? strdup(t) : NULL;
 	void *sym = dlsym(RTLD_DEFAULT, "pam_wrapper_runtime_dir");
 
-	if (sym == NULL || (keep != NULL && keep[0] == '1') || (t != NULL && old == NULL))
+	if (sym == NULL || (keep != NULL && keep[0] == '1') ||
+	    (t != NULL && old == NULL)) {
 		goto out;
+	}
 	memcpy(&runtime_dir, &sym, sizeof(sym));
-	if (setenv("TMPDIR", dir, 1) != 0)
+	if (setenv("TMPDIR", dir, 1) != 0) {
 		goto out;
+	}
 	(void)runtime_dir();
-	if (old != NULL)
+	if (old != NULL) {
 		setenv("TMPDIR", old, 1);
-	else
+	} else {
 		unsetenv("TMPDIR");
+	}
 out:
 	free(old);
 }
@@ -137,8 +144,9 @@ static int is_fault(int sig)
 /* Whether another process sent the signal with kill(2), sigqueue(3), ... */
 static int sent_by_process(const siginfo_t *si)
 {
-	if (si == NULL)
+	if (si == NULL) {
 		return 1;
+	}
 	if (si->si_code != SI_USER && si->si_code != SI_QUEUE
 #ifdef SI_TKILL
 	    && si->si_code != SI_TKILL
@@ -156,8 +164,9 @@ static void guard_handler(int sig, siginfo_t *si, void *uctx)
 
 	(void)uctx;
 	if (sent_by_process(si)) {
-		if (guard_child > 0)
+		if (guard_child > 0) {
 			kill((pid_t)guard_child, sig);
+		}
 	} else if (is_fault(sig)) {
 		/* A fault of our own: die of it, with the core dump. */
 		signal(sig, SIG_DFL);
@@ -172,24 +181,28 @@ static void guard_catch(int sig)
 {
 	struct sigaction sa, old;
 
-	if (sigaction(sig, NULL, &old) != 0 || old.sa_handler == SIG_IGN)
+	if (sigaction(sig, NULL, &old) != 0 || old.sa_handler == SIG_IGN) {
 		return;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = guard_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(sig, &sa, NULL) == 0)
+	if (sigaction(sig, &sa, NULL) == 0) {
 		sigaddset(&guard_set, sig);
+	}
 }
 
 void pwrap_guard_start(void)
 {
 	sigemptyset(&guard_set);
-	for (size_t i = 0; i < sizeof(end_sigs) / sizeof(end_sigs[0]); i++)
+	for (size_t i = 0; i < sizeof(end_sigs) / sizeof(end_sigs[0]); i++) {
 		guard_catch(end_sigs[i]);
+	}
 #if defined(SIGRTMIN) && defined(SIGRTMAX)
-	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) {
 		guard_catch(sig);
+	}
 #endif
 	/* Until the child exists: a signal now is passed on to it then. */
 	sigprocmask(SIG_BLOCK, &guard_set, &guard_old);
@@ -211,9 +224,11 @@ pid_t pwrap_guard_fork(void)
 		memset(&dfl, 0, sizeof(dfl));
 		dfl.sa_handler = SIG_DFL;
 		sigemptyset(&dfl.sa_mask);
-		for (int sig = 1; sig < NSIG; sig++)
-			if (sigismember(&guard_set, sig) == 1)
+		for (int sig = 1; sig < NSIG; sig++) {
+			if (sigismember(&guard_set, sig) == 1) {
 				sigaction(sig, &dfl, NULL);
+			}
+		}
 		sigprocmask(SIG_SETMASK, &guard_old, NULL);
 		return 0;
 	}
@@ -246,8 +261,9 @@ int pwrap_guard_wait(pid_t pid)
 			return 126;
 		}
 	}
-	if (WIFSIGNALED(status))
+	if (WIFSIGNALED(status)) {
 		return 128 + WTERMSIG(status);
+	}
 	return WEXITSTATUS(status);
 }
 
@@ -280,10 +296,12 @@ static void relay_out(struct pwrap_buf *b)
 	while (!b->failed && off < b->len) {
 		ssize_t n = write(STDERR_FILENO, b->p + off, b->len - off);
 
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && errno == EINTR) {
 			continue;
-		if (n <= 0)
+		}
+		if (n <= 0) {
 			break;
+		}
 		off += (size_t)n;
 	}
 	pwrap_buf_free(b);
@@ -307,11 +325,13 @@ static void relay_flush(char *pend, size_t *len, size_t cap, size_t longest,
 				break;
 			}
 		}
-		if (upto == 0 && *len == cap)
+		if (upto == 0 && *len == cap) {
 			upto = *len - (longest > 0 ? longest - 1 : 0);
+		}
 	}
-	if (upto == 0)
+	if (upto == 0) {
 		return;
+	}
 	used = pwrap_buf_masked(&out, pend, *len, upto, m->secrets, m->n);
 	relay_out(&out);
 	memmove(pend, pend + used, *len - used);
@@ -333,9 +353,11 @@ static void relay(int rfd, pid_t pid, const struct pwrap_masks *m)
 	char *pend;
 	bool ended = false;
 
-	for (size_t i = 0; i < m->n; i++)
-		if (m->secrets[i] != NULL && strlen(m->secrets[i]) > longest)
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->secrets[i] != NULL && strlen(m->secrets[i]) > longest) {
 			longest = strlen(m->secrets[i]);
+		}
+	}
 	cap = longest < RELAY_LINE / 2 ? RELAY_LINE : 2 * longest + 1;
 	pend = malloc(cap);
 	sigemptyset(&chld);
@@ -346,20 +368,24 @@ static void relay(int rfd, pid_t pid, const struct pwrap_masks *m)
 		fd_set rs;
 		ssize_t n;
 
-		if (!ended && (ended = child_ended(pid)))
+		if (!ended && (ended = child_ended(pid))) {
 			(void)fcntl(rfd, F_SETFL, fcntl(rfd, F_GETFL) | O_NONBLOCK);
+		}
 		FD_ZERO(&rs);
 		FD_SET(rfd, &rs);
 		if (!ended && pselect(rfd + 1, &rs, NULL, NULL, NULL, &during) < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR) {
 				continue;	/* a signal, SIGCHLD perhaps */
+			}
 			break;
 		}
 		n = read(rfd, pend + len, cap - len);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && errno == EINTR) {
 			continue;
-		if (n <= 0)
+		}
+		if (n <= 0) {
 			break;		/* the end, or drained after the child's */
+		}
 		len += (size_t)n;
 		relay_flush(pend, &len, cap, longest, false, m);
 	}
@@ -382,11 +408,13 @@ pid_t pwrap_guard_run(const char *prefix, bool keep, const struct pwrap_masks *m
 	pid_t pid;
 
 	pwrap_guard_start();
-	if (!keep && (*top = pwrap_tmp_make(prefix)) == NULL)
+	if (!keep && (*top = pwrap_tmp_make(prefix)) == NULL) {
 		return -1;
+	}
 	if (before_fork != NULL &&
-	    before_fork(*top != NULL ? (*top)->path : NULL) != 0)
+	    before_fork(*top != NULL ? (*top)->path : NULL) != 0) {
 		return -1;
+	}
 	if (m != NULL) {
 		if (pipe(p) != 0) {
 			warn("pipe");
@@ -412,8 +440,9 @@ pid_t pwrap_guard_run(const char *prefix, bool keep, const struct pwrap_masks *m
 		close(p[1]);
 	} else if (m != NULL) {
 		close(p[1]);
-		if (pid > 0)
+		if (pid > 0) {
 			relay(p[0], pid, m);
+		}
 		close(p[0]);
 		sigaction(SIGCHLD, &old_chld, NULL);
 	}
@@ -432,15 +461,17 @@ pid_t pwrap_guard_wrapped(const char *mark, const char *lib,
 			  int (*before_fork)(const char *top),
 			  struct pwrap_tmp **top, int *status)
 {
-	if (pwrap_reexec_wrapped(mark, lib, preload, argv) < 0)
+	if (pwrap_reexec_wrapped(mark, lib, preload, argv) < 0) {
 		return -1;
+	}
 	return pwrap_guard_run(prefix, keep, m, top, status, before_fork);
 }
 
 void pwrap_guard_finish(pid_t pid, struct pwrap_tmp *top)
 {
-	if (pid != 0)
+	if (pid != 0) {
 		(void)pwrap_tmp_remove(top);
-	else
+	} else {
 		pwrap_tmp_keep(top);
+	}
 }

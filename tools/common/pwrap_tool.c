@@ -54,8 +54,9 @@ static char *exe_dir(void)
 	char buf[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
 
-	if (n <= 0)
+	if (n <= 0) {
 		return NULL;
+	}
 	buf[n] = '\0';
 	return strdup(dirname(buf));
 }
@@ -70,12 +71,15 @@ static char *canon(const char *path)
 	char *dcopy = strdup(path), *bcopy = strdup(path);
 	char *dir = NULL, *out = NULL;
 
-	if (dcopy == NULL || bcopy == NULL)
+	if (dcopy == NULL || bcopy == NULL) {
 		goto out;
+	}
 	dir = realpath(dirname(dcopy), NULL);
-	if (dir == NULL || asprintf(&out, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir,
-				    basename(bcopy)) < 0)
+	if (dir == NULL ||
+	    asprintf(&out, "%s/%s", strcmp(dir, "/") == 0 ? "" : dir,
+		     basename(bcopy)) < 0) {
 		out = strdup(path);
+	}
 out:
 	free(dcopy);
 	free(bcopy);
@@ -121,8 +125,9 @@ int pwrap_locate(const char *opt_lib, const char *opt_moddir, struct pwrap_paths
 		if (out->lib == NULL) {
 			const char *inst = PWRAP_INSTALL_LIBDIR "/" PWRAP_LIB_NAME;
 			pwrap_buf_fmt(&tried, " %s", inst);
-			if (is_file(inst))
+			if (is_file(inst)) {
 				out->lib = strdup(inst);
+			}
 		}
 		if (out->lib == NULL) {
 			warnx("cannot find " PWRAP_LIB_NAME " (tried%s); use --lib or PAM_WRAPPER_LIB",
@@ -130,8 +135,9 @@ int pwrap_locate(const char *opt_lib, const char *opt_moddir, struct pwrap_paths
 			goto out;
 		}
 	}
-	if (out->lib == NULL)
+	if (out->lib == NULL) {
 		goto out;
+	}
 
 	env = getenv("PAM_WRAPPER_MODULE_DIR");
 	if (opt_moddir != NULL) {
@@ -140,18 +146,23 @@ int pwrap_locate(const char *opt_lib, const char *opt_moddir, struct pwrap_paths
 		out->moddir = canon(env);
 	} else {
 		char *copy = strdup(out->lib);
-		if (copy == NULL)
+		if (copy == NULL) {
 			goto out;
-		if (asprintf(&out->moddir, "%s/pam_wrapper", dirname(copy)) < 0)
+		}
+		if (asprintf(&out->moddir, "%s/pam_wrapper", dirname(copy)) <
+		    0) {
 			out->moddir = NULL;
+		}
 		free(copy);
 	}
-	if (out->moddir == NULL)
+	if (out->moddir == NULL) {
 		goto out;
+	}
 	rc = 0;
 out:
-	if (rc != 0)
+	if (rc != 0) {
 		pwrap_paths_free(out);
+	}
 	free(cand);
 	free(dir);
 	pwrap_buf_free(&tried);
@@ -185,29 +196,35 @@ int pwrap_preload_prepend(const char *libs)
 
 	/* LD_PRELOAD also accepts spaces as separators. */
 	copy = strdup(old != NULL ? old : "");
-	if (copy == NULL)
+	if (copy == NULL) {
 		goto out;
+	}
 	for (char *t = strtok_r(copy, ": ", &save); t != NULL; t = strtok_r(NULL, ": ", &save)) {
 		struct pwrap_buf *b = pwrap_is_sanitizer_runtime(t) ? &first : &rest;
-		if (b->len > 0)
+		if (b->len > 0) {
 			pwrap_buf_str(b, ":");
+		}
 		pwrap_buf_str(b, t);
 	}
-	if (first.len > 0)
+	if (first.len > 0) {
 		pwrap_buf_str(&first, ":");
+	}
 	pwrap_buf_str(&first, libs);
 	if (rest.len > 0) {
 		pwrap_buf_str(&first, ":");
 		pwrap_buf_str(&first, rest.p);
 	}
-	if (first.failed || rest.failed)
+	if (first.failed || rest.failed) {
 		goto out;
-	if (setenv("LD_PRELOAD", first.p, 1) != 0)
+	}
+	if (setenv("LD_PRELOAD", first.p, 1) != 0) {
 		goto out;
+	}
 	rc = 0;
 out:
-	if (rc != 0)
+	if (rc != 0) {
 		warn("cannot set LD_PRELOAD");
+	}
 	free(copy);
 	pwrap_buf_free(&first);
 	pwrap_buf_free(&rest);
@@ -237,8 +254,9 @@ static int write_at(int dfd, const char *dir, const char *name,
 	}
 	while (off < len) {
 		ssize_t n = write(fd, content + off, len - off);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && errno == EINTR) {
 			continue;
+		}
 		if (n <= 0) {
 			warn("cannot write %s", path);
 			goto out;
@@ -257,8 +275,9 @@ static int write_at(int dfd, const char *dir, const char *name,
 	}
 	rc = 0;
 out:
-	if (fd >= 0)
+	if (fd >= 0) {
 		close(fd);
+	}
 	free(path);
 	return rc;
 }
@@ -285,13 +304,16 @@ int pwrap_valid_service_name(const char *name)
 
 const char *pwrap_user_name_problem(const char *name)
 {
-	if (name[0] == '\0')
+	if (name[0] == '\0') {
 		return "the user name is empty";
-	if (strpbrk(name, ":\n") != NULL)
+	}
+	if (strpbrk(name, ":\n") != NULL) {
 		return "a passdb user name cannot contain ':' or a newline";
-	if (name[0] == '#')
+	}
+	if (name[0] == '#') {
 		return "a passdb line that starts with '#' is a comment to pam_matrix, "
 		       "so this user could never log in";
+	}
 	return NULL;
 }
 
@@ -306,12 +328,14 @@ const char *pwrap_service_case_problem(const char *name)
 		       "a service name (pam_start() refuses any other), so this one "
 		       "would never be used";
 #else
-	for (const char *p = name; *p != '\0'; p++)
-		if (*p >= 'A' && *p <= 'Z')
+	for (const char *p = name; *p != '\0'; p++) {
+		if (*p >= 'A' && *p <= 'Z') {
 			return "Linux-PAM lowercases service names (pam_start() reads "
 			       "the file of the lowercase name, and modules see that "
 			       "name), so this one would never be used: write it in "
 			       "lowercase; an application may still pass it in capitals";
+		}
+	}
 #endif
 	return NULL;
 }
@@ -324,10 +348,13 @@ int tool_valid_account_flags(const char *f)
 		size_t n = strcspn(f, ",");
 		int ok = n == 0;
 
-		for (size_t i = 0; !ok && i < sizeof(known) / sizeof(known[0]); i++)
+		for (size_t i = 0; !ok && i < sizeof(known) / sizeof(known[0]);
+		     i++) {
 			ok = strlen(known[i]) == n && strncmp(known[i], f, n) == 0;
-		if (!ok)
+		}
+		if (!ok) {
 			return 0;
+		}
 		f += n + (f[n] == ',');
 	}
 	return 1;
@@ -339,21 +366,24 @@ char *pwrap_matrix_service(const char *module, const char *passdb)
 	struct pwrap_buf b = {0};
 	char *arg = NULL, *word = NULL;
 
-	if (asprintf(&arg, "passdb=%s", passdb) < 0)
+	if (asprintf(&arg, "passdb=%s", passdb) < 0) {
 		return NULL;
+	}
 	pamconf_rules_linked(&rules);
 	word = pamconf_word(&rules, arg);
 	if (word == NULL) {
-		if (errno == EINVAL)
+		if (errno == EINVAL) {
 			warnx("%s: a PAM service file cannot name this path (it holds "
 			      "a newline or a '#', which starts a comment); set TMPDIR "
 			      "to a directory without them", passdb);
+		}
 		free(arg);
 		return NULL;
 	}
-	for (int g = 0; g < PWRAP_GROUPS; g++)
+	for (int g = 0; g < PWRAP_GROUPS; g++) {
 		pwrap_buf_fmt(&b, "%-8s required %s %s\n", pwrap_group_name(g),
 			      module, word);
+	}
 	free(arg);
 	free(word);
 	return pwrap_buf_take(&b);
@@ -371,11 +401,13 @@ char *pwrap_find_nss_wrapper(void)
 		"/usr/lib/libnss_wrapper.so",
 	};
 
-	if (env != NULL && env[0] != '\0')
+	if (env != NULL && env[0] != '\0') {
 		return is_file(env) ? canon(env) : NULL;
+	}
 	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
-		if (cands[i][0] != '\0' && is_file(cands[i]))
+		if (cands[i][0] != '\0' && is_file(cands[i])) {
 			return canon(cands[i]);
+		}
 	}
 	return NULL;
 }
@@ -400,12 +432,14 @@ char *system_module_dir(void)
 	void *h = dlopen(PWRAP_LIBPAM_SONAME, RTLD_LAZY);
 	char *real = NULL, *dir = NULL;
 
-	if (h == NULL)
+	if (h == NULL) {
 		return NULL;
+	}
 	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm != NULL &&
 	    lm->l_name != NULL && (real = realpath(lm->l_name, NULL)) != NULL &&
-	    asprintf(&dir, "%s/%s", dirname(real), PWRAP_SYSMOD_SUB) < 0)
+	    asprintf(&dir, "%s/%s", dirname(real), PWRAP_SYSMOD_SUB) < 0) {
 		dir = NULL;
+	}
 #if defined(PWRAP_OPENPAM)
 	if (dir != NULL && access(dir, X_OK) != 0)
 		dir[strlen(dir) - strlen("/" PWRAP_SYSMOD_SUB)] = '\0';
@@ -438,10 +472,12 @@ int pwrap_replace_file(const char *dir, const char *name, const char *content)
 	}
 	while (off < len) {
 		ssize_t n = write(fd, content + off, len - off);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && errno == EINTR) {
 			continue;
-		if (n <= 0)
+		}
+		if (n <= 0) {
 			break;
+		}
 		off += (size_t)n;
 	}
 	if (off < len || fchmod(fd, 0644) != 0 || close(fd) != 0) {
@@ -456,10 +492,12 @@ int pwrap_replace_file(const char *dir, const char *name, const char *content)
 	}
 	rc = 0;
 out:
-	if (fd >= 0)
+	if (fd >= 0) {
 		close(fd);
-	if (rc != 0 && tmp != NULL)
+	}
+	if (rc != 0 && tmp != NULL) {
 		unlink(tmp);
+	}
 	free(tmp);
 	free(path);
 	return rc;
@@ -467,9 +505,11 @@ out:
 
 static int uid_taken(const uid_t *uids, size_t n, uid_t uid)
 {
-	for (size_t i = 0; i < n; i++)
-		if (uids[i] == uid)
+	for (size_t i = 0; i < n; i++) {
+		if (uids[i] == uid) {
 			return 1;
+		}
+	}
 	return 0;
 }
 
@@ -477,9 +517,11 @@ static int uid_taken(const uid_t *uids, size_t n, uid_t uid)
 static const char *group_members(const struct pwrap_nss_group *g, size_t n,
 				 const char *name)
 {
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(g[i].name, name) == 0)
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(g[i].name, name) == 0) {
 			return g[i].members;
+		}
+	}
 	return NULL;
 }
 
@@ -500,16 +542,20 @@ static char *files_entry(char file, unsigned id)
 	while (f != NULL && found == NULL && (n = getline(&line, &cap, f)) > 0) {
 		const char *f3;
 
-		if (line[n - 1] == '\n')
+		if (line[n - 1] == '\n') {
 			line[n - 1] = '\0';
+		}
 		f3 = strchr(line, ':');
 		f3 = f3 != NULL ? strchr(f3 + 1, ':') : NULL;
 		if (f3 != NULL && f3[1] >= '0' && f3[1] <= '9' &&
-		    strtoul(f3 + 1, NULL, 10) == id && strchr(f3 + 1, ':') != NULL)
+		    strtoul(f3 + 1, NULL, 10) == id &&
+		    strchr(f3 + 1, ':') != NULL) {
 			found = strdup(line);
+		}
 	}
-	if (f != NULL)
+	if (f != NULL) {
 		fclose(f);
+	}
 	free(line);
 	return found;
 }
@@ -529,8 +575,9 @@ int pwrap_nss_files(const char *dir, const char *const *users, size_t nusers,
 
 	*passwd = *group = NULL;
 	uids = calloc(nusers + 2, sizeof(*uids));
-	if (uids == NULL)
+	if (uids == NULL) {
 		goto out;
+	}
 	pwrap_buf_str(&pw, "root:x:0:0:root:/root:/bin/sh\n");
 	pwrap_buf_fmt(&gr, "root:x:0:%s\n", rootm ? rootm : "");
 	uids[nuids++] = 0;
@@ -540,8 +587,9 @@ int pwrap_nss_files(const char *dir, const char *const *users, size_t nusers,
 		size_t pn = p != NULL ? strcspn(p, ":") : 0;
 		size_t gn = g != NULL ? strcspn(g, ":") : 0;
 		int clash = 0;
-		for (size_t i = 0; p != NULL && i < nusers; i++)
+		for (size_t i = 0; p != NULL && i < nusers; i++) {
 			clash |= strlen(users[i]) == pn && strncmp(users[i], p, pn) == 0;
+		}
 		if (p != NULL && !clash) {
 			pwrap_buf_fmt(&pw, "%s\n", p);
 			uids[nuids++] = me;
@@ -559,12 +607,15 @@ int pwrap_nss_files(const char *dir, const char *const *users, size_t nusers,
 	uid_t next = 1000;
 	for (size_t i = 0; i < nusers; i++) {
 		int dup = 0;
-		for (size_t j = 0; j < i; j++)
+		for (size_t j = 0; j < i; j++) {
 			dup |= strcmp(users[j], users[i]) == 0;
-		if (dup)
+		}
+		if (dup) {
 			continue;
-		while (uid_taken(uids, nuids, next) || next == mygid)
+		}
+		while (uid_taken(uids, nuids, next) || next == mygid) {
 			next++;
+		}
 		const char *m = group_members(groups, ngroups, users[i]);
 		pwrap_buf_fmt(&pw, "%s:x:%u:%u:%s:/home/%s:/bin/sh\n", users[i],
 			(unsigned)next, (unsigned)next, users[i], users[i]);
@@ -574,24 +625,30 @@ int pwrap_nss_files(const char *dir, const char *const *users, size_t nusers,
 	for (size_t i = 0; i < ngroups; i++) {
 		int written = strcmp(groups[i].name, "root") == 0 ||
 			      (mygroup != NULL && strcmp(groups[i].name, mygroup) == 0);
-		for (size_t j = 0; j < nusers; j++)
+		for (size_t j = 0; j < nusers; j++) {
 			written |= strcmp(users[j], groups[i].name) == 0;
-		if (written)
+		}
+		if (written) {
 			continue;
-		while (uid_taken(uids, nuids, next) || next == mygid)
+		}
+		while (uid_taken(uids, nuids, next) || next == mygid) {
 			next++;
+		}
 		pwrap_buf_fmt(&gr, "%s:x:%u:%s\n", groups[i].name, (unsigned)next,
 			groups[i].members);
 		next++;
 	}
-	if (pw.failed || gr.failed)
+	if (pw.failed || gr.failed) {
 		goto out;
+	}
 	if (pwrap_replace_file(dir, "passwd", pw.p) != 0 ||
-	    pwrap_replace_file(dir, "group", gr.p) != 0)
+	    pwrap_replace_file(dir, "group", gr.p) != 0) {
 		goto out;
+	}
 	if (asprintf(passwd, "%s/passwd", dir) < 0 ||
-	    asprintf(group, "%s/group", dir) < 0)
+	    asprintf(group, "%s/group", dir) < 0) {
 		goto out;
+	}
 	rc = 0;
 out:
 	if (rc != 0) {

@@ -81,8 +81,9 @@ static int self_ident(unsigned char *cls, unsigned *machine)
 	Dl_info info;
 	const unsigned char *h;
 
-	if (dladdr((void *)self_ident, &info) == 0 || info.dli_fbase == NULL)
+	if (dladdr((void *)self_ident, &info) == 0 || info.dli_fbase == NULL) {
 		return -1;
+	}
 	h = info.dli_fbase;
 	*cls = h[EI_CLASS];
 	*machine = h[EI_CLASS] == ELFCLASS64 ?
@@ -108,11 +109,13 @@ static int elf_open(const char *path, struct elf *e)
 	int fd;
 
 	memset(e, 0, sizeof(*e));
-	if (self_ident(&cls, &machine) != 0)
+	if (self_ident(&cls, &machine) != 0) {
 		return -1;
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
+	if (fd < 0) {
 		return -1;
+	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
 	    (m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
 		      0)) == MAP_FAILED) {
@@ -124,14 +127,16 @@ static int elf_open(const char *path, struct elf *e)
 	e->len = (size_t)st.st_size;
 	e->is64 = cls == ELFCLASS64;
 	if (e->len < (e->is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)) ||
-	    memcmp(e->m, ELFMAG, SELFMAG) != 0 || e->m[EI_CLASS] != cls)
+	    memcmp(e->m, ELFMAG, SELFMAG) != 0 || e->m[EI_CLASS] != cls) {
 		goto no;
+	}
 	type = e->is64 ? ((const Elf64_Ehdr *)(const void *)e->m)->e_type
 		       : ((const Elf32_Ehdr *)(const void *)e->m)->e_type;
 	mach = e->is64 ? ((const Elf64_Ehdr *)(const void *)e->m)->e_machine
 		       : ((const Elf32_Ehdr *)(const void *)e->m)->e_machine;
-	if (type == ET_DYN && mach == machine)
+	if (type == ET_DYN && mach == machine) {
 		return 0;
+	}
 no:
 	munmap((void *)e->m, e->len);
 	memset(e, 0, sizeof(*e));
@@ -140,8 +145,9 @@ no:
 
 static void elf_close(struct elf *e)
 {
-	if (e->m != NULL)
+	if (e->m != NULL) {
 		munmap((void *)e->m, e->len);
+	}
 	memset(e, 0, sizeof(*e));
 }
 
@@ -166,9 +172,11 @@ static bool get_phdr(const struct elf *e, size_t i, struct phdr *p)
 
 		off = h->e_phoff, n = h->e_phnum, sz = h->e_phentsize;
 	}
-	if (i >= n || sz != (e->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) ||
-	    !inside(e->len, off + i * sz, sz))
+	if (i >= n ||
+	    sz != (e->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) ||
+	    !inside(e->len, off + i * sz, sz)) {
 		return false;
+	}
 	if (e->is64) {
 		const Elf64_Phdr *h = (const void *)(e->m + off + i * sz);
 
@@ -186,9 +194,12 @@ static uint64_t offset_of(const struct elf *e, uint64_t va)
 {
 	struct phdr p;
 
-	for (size_t i = 0; get_phdr(e, i, &p); i++)
-		if (p.type == PT_LOAD && va >= p.vaddr && va - p.vaddr < p.filesz)
+	for (size_t i = 0; get_phdr(e, i, &p); i++) {
+		if (p.type == PT_LOAD && va >= p.vaddr &&
+		    va - p.vaddr < p.filesz) {
 			return p.off + (va - p.vaddr);
+		}
+	}
 	return 0;
 }
 
@@ -217,21 +228,26 @@ static int read_dyn(const struct elf *e, struct dyn *d)
 
 	memset(d, 0, sizeof(*d));
 	d->soname = d->rpath = d->runpath = (uint64_t)-1;
-	for (size_t i = 0; !found && get_phdr(e, i, &p); i++)
+	for (size_t i = 0; !found && get_phdr(e, i, &p); i++) {
 		found = p.type == PT_DYNAMIC && inside(e->len, p.off, p.filesz);
-	if (!found)
+	}
+	if (!found) {
 		return -1;
+	}
 	for (uint64_t off = p.off; off + esz <= p.off + p.filesz; off += esz) {
 		int64_t tag;
 		uint64_t val;
 
 		get_dyn(e, off, &tag, &val);
-		if (tag == DT_NULL)
+		if (tag == DT_NULL) {
 			break;
+		}
 		switch (tag) {
 		case DT_NEEDED:
-			if (d->nneeded < sizeof(d->needed) / sizeof(d->needed[0]))
+			if (d->nneeded <
+			    sizeof(d->needed) / sizeof(d->needed[0])) {
 				d->needed[d->nneeded++] = val;
+			}
 			break;
 		case DT_STRTAB: strva = val; break;
 		case DT_STRSZ: d->strsz = val; break;
@@ -257,8 +273,9 @@ static const char *dstr(const struct elf *e, const struct dyn *d, uint64_t s)
 {
 	const char *p;
 
-	if (s >= d->strsz)
+	if (s >= d->strsz) {
 		return NULL;
+	}
 	p = (const char *)e->m + d->strtab + s;
 	return memchr(p, '\0', (size_t)(d->strsz - s)) != NULL ? p : NULL;
 }
@@ -304,11 +321,14 @@ static unsigned defined(const struct elf *e, const struct shdr *sym,
 
 		if (shndx == SHN_UNDEF || name >= str->size ||
 		    memchr(nm, '\0', (size_t)(str->size - name)) == NULL ||
-		    strncmp(nm, "pam_sm_", 7) != 0)
+		    strncmp(nm, "pam_sm_", 7) != 0) {
 			continue;
-		for (int sm = 0; sm < PWRAP_SM_COUNT; sm++)
-			if (strcmp(nm, pwrap_sm_name((enum pwrap_sm)sm)) == 0)
+		}
+		for (int sm = 0; sm < PWRAP_SM_COUNT; sm++) {
+			if (strcmp(nm, pwrap_sm_name((enum pwrap_sm)sm)) == 0) {
 				fns |= 1u << sm;
+			}
+		}
 	}
 	return fns;
 }
@@ -331,17 +351,21 @@ static unsigned functions(const struct elf *e)
 		shoff = h->e_shoff, shentsize = h->e_shentsize, shnum = h->e_shnum;
 	}
 	if (shentsize != (e->is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)) ||
-	    !inside(e->len, shoff, (uint64_t)shnum * shentsize))
+	    !inside(e->len, shoff, (uint64_t)shnum * shentsize)) {
 		return 0;
+	}
 	for (unsigned i = 0; i < shnum; i++) {
 		get_shdr(e->m + shoff + (uint64_t)i * shentsize, e->is64, &sh);
 		if (sh.type != SHT_DYNSYM || sh.link >= shnum ||
-		    sh.entsize != (e->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym)) ||
-		    !inside(e->len, sh.off, sh.size))
+		    sh.entsize !=
+			    (e->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym)) ||
+		    !inside(e->len, sh.off, sh.size)) {
 			continue;
+		}
 		get_shdr(e->m + shoff + (uint64_t)sh.link * shentsize, e->is64, &st);
-		if (inside(e->len, st.off, st.size))
+		if (inside(e->len, st.off, st.size)) {
 			return defined(e, &sh, &st);
+		}
 	}
 	return 0;
 }
@@ -361,12 +385,14 @@ static int add_obj(struct closure *c, const char *path, int loader)
 {
 	struct obj *o;
 
-	if (c->n == MAX_OBJS)
+	if (c->n == MAX_OBJS) {
 		return -1;
+	}
 	o = &c->v[c->n];
 	memset(o, 0, sizeof(*o));
-	if (elf_open(path, &o->e) != 0)
+	if (elf_open(path, &o->e) != 0) {
 		return -1;
+	}
 	if (read_dyn(&o->e, &o->d) != 0 ||
 	    (o->path = strdup(path)) == NULL ||
 	    (o->dep = calloc(o->d.nneeded + 1, sizeof(*o->dep))) == NULL) {
@@ -384,8 +410,9 @@ static int add_loaded(struct dl_phdr_info *info, size_t size, void *ctx)
 
 	(void)size;
 	/* (the program itself has no name here; the vdso no file) */
-	if (info->dlpi_name != NULL && info->dlpi_name[0] == '/')
+	if (info->dlpi_name != NULL && info->dlpi_name[0] == '/') {
 		(void)add_obj(c, info->dlpi_name, -1);
+	}
 	return 0;
 }
 
@@ -399,8 +426,9 @@ static int known(const struct closure *c, const char *name)
 					 ? dstr(&o->e, &o->d, o->d.soname) : NULL;
 
 		if ((so != NULL && strcmp(so, name) == 0) ||
-		    strcmp(o->path, name) == 0)
+		    strcmp(o->path, name) == 0) {
 			return (int)i;
+		}
 	}
 	return -1;
 }
@@ -437,13 +465,15 @@ static int try_dirs(struct closure *c, const char *list, const struct obj *o,
 				pwrap_buf_str(&b, dir);
 			}
 			pwrap_buf_fmt(&b, "%s%s", n > 0 ? "/" : "", name);
-			if (!b.failed)
+			if (!b.failed) {
 				k = add_obj(c, b.p, loader);
+			}
 		}
 		pwrap_buf_free(&b);
 		free(dir);
-		if (k >= 0)
+		if (k >= 0) {
 			return k;
+		}
 		p += n + (p[n] == ':');
 	}
 	return -1;
@@ -464,8 +494,9 @@ static int try_cache(struct closure *c, const char *name, int loader)
 		int fd = open(CACHE_FILE, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		void *m;
 
-		if (fd < 0)
+		if (fd < 0) {
 			return -1;
+		}
 		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 48 ||
 		    (m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
 			      fd, 0)) == MAP_FAILED) {
@@ -483,8 +514,9 @@ static int try_cache(struct closure *c, const char *name, int loader)
 		base = (16 + (uint64_t)old * 12 + 7) & ~(uint64_t)7;
 	}
 	if (!inside(f.len, base, 48) ||
-	    memcmp(f.m + base, magic, sizeof(magic) - 1) != 0)
+	    memcmp(f.m + base, magic, sizeof(magic) - 1) != 0) {
 		goto out;
+	}
 	{
 		uint32_t nlibs;
 
@@ -495,15 +527,17 @@ static int try_cache(struct closure *c, const char *name, int loader)
 		uint64_t at = base + 48 + i * 24;
 		uint32_t key, value;
 
-		if (!inside(f.len, at, 24))
+		if (!inside(f.len, at, 24)) {
 			break;
+		}
 		memcpy(&key, f.m + at + 4, sizeof(key));
 		memcpy(&value, f.m + at + 8, sizeof(value));
 		if (key >= f.len || value >= f.len ||
 		    memchr(f.m + key, '\0', f.len - key) == NULL ||
 		    memchr(f.m + value, '\0', f.len - value) == NULL ||
-		    strcmp((const char *)f.m + key, name) != 0)
+		    strcmp((const char *)f.m + key, name) != 0) {
 			continue;
+		}
 		k = add_obj(c, (const char *)f.m + value, loader);
 	}
 out:
@@ -534,8 +568,9 @@ static int try_system(struct closure *c, const char *name, int loader)
 		}
 	}
 	pwrap_buf_str(&b, "/lib:/usr/lib");
-	if (!b.failed)
+	if (!b.failed) {
 		k = try_dirs(c, b.p, NULL, name, loader);
+	}
 	pwrap_buf_free(&b);
 	return k;
 }
@@ -548,27 +583,35 @@ static int find_lib(struct closure *c, int i, const char *name)
 	const char *env = getenv("LD_LIBRARY_PATH");
 	int k = known(c, name);
 
-	if (k >= 0)
+	if (k >= 0) {
 		return k;
-	if (strchr(name, '/') != NULL)
+	}
+	if (strchr(name, '/') != NULL) {
 		return add_obj(c, name, i);
+	}
 	if (o->d.runpath == (uint64_t)-1) {
 		for (int l = i; l >= 0 && k < 0; l = c->v[l].loader) {
 			const struct obj *x = &c->v[l];
 
-			if (x->d.runpath == (uint64_t)-1 && x->d.rpath != (uint64_t)-1)
+			if (x->d.runpath == (uint64_t)-1 &&
+			    x->d.rpath != (uint64_t)-1) {
 				k = try_dirs(c, dstr(&x->e, &x->d, x->d.rpath), x,
 					     name, i);
+			}
 		}
 	}
-	if (k < 0 && env != NULL)
+	if (k < 0 && env != NULL) {
 		k = try_dirs(c, env, NULL, name, i);
-	if (k < 0 && o->d.runpath != (uint64_t)-1)
+	}
+	if (k < 0 && o->d.runpath != (uint64_t)-1) {
 		k = try_dirs(c, dstr(&o->e, &o->d, o->d.runpath), o, name, i);
-	if (k < 0 && !o->d.nodeflib)
+	}
+	if (k < 0 && !o->d.nodeflib) {
 		k = try_cache(c, name, i);
-	if (k < 0 && !o->d.nodeflib)
+	}
+	if (k < 0 && !o->d.nodeflib) {
 		k = try_system(c, name, i);
+	}
 	return k;
 }
 
@@ -578,8 +621,9 @@ static bool defines(const struct obj *p, const char *ver)
 {
 	uint64_t at = p->d.verdef;
 
-	if (at == 0)
+	if (at == 0) {
 		return true;
+	}
 	for (size_t i = 0; i < p->d.nverdef && inside(p->e.len, at, sizeof(Elf64_Verdef)); i++) {
 		Elf64_Verdef vd;
 		Elf64_Verdaux va;
@@ -590,11 +634,13 @@ static bool defines(const struct obj *p, const char *ver)
 
 			memcpy(&va, p->e.m + at + vd.vd_aux, sizeof(va));
 			n = dstr(&p->e, &p->d, va.vda_name);
-			if (n != NULL && strcmp(n, ver) == 0)
+			if (n != NULL && strcmp(n, ver) == 0) {
 				return true;
+			}
 		}
-		if (vd.vd_next == 0)
+		if (vd.vd_next == 0) {
 			break;
+		}
 		at += vd.vd_next;
 	}
 	return false;
@@ -632,12 +678,14 @@ static int check_versions(struct closure *c, size_t i)
 					      ver, file, c->v[p].path);
 				return -1;
 			}
-			if (va.vna_next == 0)
+			if (va.vna_next == 0) {
 				break;
+			}
 			ax += va.vna_next;
 		}
-		if (vn.vn_next == 0)
+		if (vn.vn_next == 0) {
 			break;
+		}
 		at += vn.vn_next;
 	}
 	return 0;
@@ -653,8 +701,9 @@ static int resolve(struct closure *c, size_t first)
 			const char *name = dstr(&o->e, &o->d, o->d.needed[k]);
 			int p = name != NULL ? find_lib(c, (int)i, name) : -1;
 
-			if (p < 0 && c->untold)
+			if (p < 0 && c->untold) {
 				return 0;	/* cannot tell: taken as found */
+			}
 			if (p < 0) {
 				pwrap_buf_fmt(&c->why, "%s needs %s, which the "
 					      "dynamic linker does not find",
@@ -664,9 +713,11 @@ static int resolve(struct closure *c, size_t first)
 			c->v[i].dep[k] = p;
 		}
 	}
-	for (size_t i = first; i < c->n; i++)
-		if (check_versions(c, i) != 0)
+	for (size_t i = first; i < c->n; i++) {
+		if (check_versions(c, i) != 0) {
 			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -677,8 +728,9 @@ int xp_module_inspect(const char *path, unsigned *fns, char **why)
 
 	*fns = 0;
 	*why = NULL;
-	if (c == NULL)
+	if (c == NULL) {
 		return -1;
+	}
 	dl_iterate_phdr(add_loaded, c);
 	c->nloaded = c->n;
 	m = add_obj(c, path, -1);
@@ -688,8 +740,9 @@ int xp_module_inspect(const char *path, unsigned *fns, char **why)
 		*fns = functions(&c->v[m].e);
 		rc = 0;
 	}
-	if (rc != 0)
+	if (rc != 0) {
 		*why = pwrap_buf_take(&c->why);
+	}
 	pwrap_buf_free(&c->why);
 	for (size_t i = 0; i < c->n; i++) {
 		free(c->v[i].path);

@@ -54,14 +54,18 @@ const char *xp_finding_name(enum xp_kind_f k)
 static bool authenticating(const struct xp_opts *o, const char *name)
 {
 	if (o->nmust > 0) {
-		for (size_t i = 0; i < o->nmust; i++)
-			if (xp_name_is(name, o->must[i]))
+		for (size_t i = 0; i < o->nmust; i++) {
+			if (xp_name_is(name, o->must[i])) {
 				return true;
+			}
+		}
 		return false;
 	}
-	for (size_t i = 0; i < sizeof(not_auth) / sizeof(not_auth[0]); i++)
-		if (strcmp(name, not_auth[i]) == 0)
+	for (size_t i = 0; i < sizeof(not_auth) / sizeof(not_auth[0]); i++) {
+		if (strcmp(name, not_auth[i]) == 0) {
 			return false;
+		}
+	}
 	return true;
 }
 
@@ -92,10 +96,12 @@ static int search(const struct xp_graph *g, const struct marker *mk,
 	size_t qh = 0, qt = 0;
 	int found = -1;
 
-	if (from == NULL || code == NULL || queue == NULL)
+	if (from == NULL || code == NULL || queue == NULL) {
 		goto out;
-	for (size_t i = 0; i < n2; i++)
+	}
+	for (size_t i = 0; i < n2; i++) {
 		from[i] = -2;
+	}
 	from[g->root * 2] = -1;
 	queue[qt++] = g->root * 2;
 	while (qh < qt && found < 0) {
@@ -103,20 +109,23 @@ static int search(const struct xp_graph *g, const struct marker *mk,
 		const struct xp_node *nd = &g->nodes[n];
 
 		if (nd->st.pos < 0) {
-			if (bad(nd->result, v & 1))
+			if (bad(nd->result, v & 1)) {
 				found = v;
+			}
 			continue;
 		}
 		for (size_t k = 0; k < nd->ne; k++) {
 			for (int c = 0; c < 64; c++) {
 				int w;
 
-				if (!(nd->e[k].outcomes & XP_BIT(c)))
+				if (!(nd->e[k].outcomes & XP_BIT(c))) {
 					continue;
+				}
 				w = nd->e[k].to * 2 +
 				    ((v & 1) || marks(g, mk, nd->st.pos, c));
-				if (from[w] != -2)
+				if (from[w] != -2) {
 					continue;
+				}
 				from[w] = v;
 				code[w] = c;
 				queue[qt++] = w;
@@ -126,8 +135,9 @@ static int search(const struct xp_graph *g, const struct marker *mk,
 	if (found >= 0) {
 		size_t len = 0, i;
 
-		for (int v = found; from[v] >= 0; v = from[v])
+		for (int v = found; from[v] >= 0; v = from[v]) {
 			len++;
+		}
 		p->c = calloc(len + 1, sizeof(*p->c));
 		if (p->c == NULL) {
 			found = -1;
@@ -159,8 +169,9 @@ static bool auth_counts(const struct xp_graph *g, int pos, const void *ctx)
 	const struct auth_ctx *a = ctx;
 
 	/* chauthtok: what the update pass does is what counts */
-	if (g->npasses == 2 && g->seq[pos].pass == 0)
+	if (g->npasses == 2 && g->seq[pos].pass == 0) {
 		return false;
+	}
 	return authenticating(a->o, g->seq[pos].l->name);
 }
 
@@ -178,11 +189,14 @@ static bool iff_counts(const struct xp_graph *g, int pos, const void *ctx)
 {
 	const struct iff_ctx *m = ctx;
 
-	if (g->npasses == 2 && g->seq[pos].pass == 0)
+	if (g->npasses == 2 && g->seq[pos].pass == 0) {
 		return false;	/* chauthtok: the update pass decides */
-	for (size_t i = 0; i < m->n; i++)
-		if (xp_name_is(g->seq[pos].l->name, m->mods[i]))
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		if (xp_name_is(g->seq[pos].l->name, m->mods[i])) {
 			return true;
+		}
+	}
 	return false;
 }
 
@@ -213,8 +227,9 @@ static int add_finding(struct xp_report *r, enum xp_kind_f kind,
 	struct xp_finding *v = reallocarray(r->f, r->nf + 1, sizeof(*v));
 	va_list ap;
 
-	if (v == NULL)
+	if (v == NULL) {
 		return -1;
+	}
 	r->f = v;
 	v = &v[r->nf];
 	memset(v, 0, sizeof(*v));
@@ -222,8 +237,9 @@ static int add_finding(struct xp_report *r, enum xp_kind_f kind,
 	v->site = -1;
 	v->where = strdup(where);
 	va_start(ap, fmt);
-	if (vasprintf(&v->msg, fmt, ap) < 0)
+	if (vasprintf(&v->msg, fmt, ap) < 0) {
 		v->msg = NULL;
+	}
 	va_end(ap);
 	if (p != NULL) {
 		v->path = *p;
@@ -242,11 +258,14 @@ static size_t decisive(const struct xp_graph *g, const struct xp_path *p)
 	for (size_t i = 0; i < p->n; i++) {
 		const struct xp_node *nd = &g->nodes[n];
 
-		for (size_t k = 0; k < nd->ne; k++)
-			if (nd->e[k].outcomes & XP_BIT(p->c[i].code))
+		for (size_t k = 0; k < nd->ne; k++) {
+			if (nd->e[k].outcomes & XP_BIT(p->c[i].code)) {
 				n = nd->e[k].to;
-		if (g->nodes[n].reach == XP_BIT(PAM_SUCCESS))
+			}
+		}
+		if (g->nodes[n].reach == XP_BIT(PAM_SUCCESS)) {
 			return i;
+		}
 	}
 	return p->n ? p->n - 1 : 0;
 }
@@ -267,11 +286,13 @@ static int find_bypass(struct xp_report *r, const struct xp_opts *o)
 	const struct xp_line *l;
 	size_t d;
 
-	if (g->type == XP_SESSION || search(g, &mk, bypass_bad, &p) < 0)
+	if (g->type == XP_SESSION || search(g, &mk, bypass_bad, &p) < 0) {
 		return 0;
-	if (p.n == 0)
+	}
+	if (p.n == 0) {
 		return add_finding(r, XP_BYPASS, file_of_service(g->conf), &p,
 				   "PAM_SUCCESS without any module call");
+	}
 	d = decisive(g, &p);
 	l = g->seq[p.c[d].pos].l;
 	return add_finding(r, XP_BYPASS, xp_where(g->conf, l), &p,
@@ -293,21 +314,25 @@ static int optimistic(const struct xp_graph *g, struct xp_path *p)
 		struct xp_call *c;
 		int code;
 
-		for (size_t k = 0; k < nd->ne; k++)
+		for (size_t k = 0; k < nd->ne; k++) {
 			all |= nd->e[k].outcomes;
+		}
 		code = all & XP_BIT(PAM_SUCCESS) ? PAM_SUCCESS
 		       : all & XP_BIT(PAM_IGNORE) ? PAM_IGNORE
 		       : __builtin_ctzll(all);
 		c = reallocarray(p->c, p->n + 1, sizeof(*c));
-		if (c == NULL)
+		if (c == NULL) {
 			return -1;
+		}
 		p->c = c;
 		c[p->n].pos = nd->st.pos;
 		c[p->n].code = code;
 		p->n++;
-		for (size_t k = 0; k < nd->ne; k++)
-			if (nd->e[k].outcomes & XP_BIT(code))
+		for (size_t k = 0; k < nd->ne; k++) {
+			if (nd->e[k].outcomes & XP_BIT(code)) {
 				n = nd->e[k].to;
+			}
+		}
 	}
 	p->result = g->nodes[n].result;
 	return 0;
@@ -324,10 +349,12 @@ static const char *control_fails(const struct xp_graph *g,
 	bool all_bad = true;
 
 	if (c->rules.impl == PAMCONF_OPENPAM || l->kind != XP_CALL ||
-	    code != PAM_SUCCESS || l->control == NULL)
+	    code != PAM_SUCCESS || l->control == NULL) {
 		return NULL;
-	for (int i = 0; i < XP_NCODES; i++)
+	}
+	for (int i = 0; i < XP_NCODES; i++) {
 		all_bad &= l->act[i] == XP_BAD;
+	}
 	if (all_bad && !pwrap_control_readable(l->control,
 					       c->rules.version >= 106)) {
 		snprintf(buf, len, "libpam cannot read its control \"%s\" and "
@@ -357,10 +384,13 @@ static const struct xp_line *lockout_line(const struct xp_graph *g,
 		const struct xp_line *x = g->seq[p->c[i].pos].l;
 
 		if (!(xp_codes_at(g, p->c[i].pos) & XP_BIT(PAM_SUCCESS)) &&
-		    p->c[i].code != PAM_IGNORE)
+		    p->c[i].code != PAM_IGNORE) {
 			return x;
-		if ((*why = control_fails(g, x, p->c[i].code, buf, len)) != NULL)
+		}
+		if ((*why = control_fails(g, x, p->c[i].code, buf, len)) !=
+		    NULL) {
 			return x;
+		}
 	}
 	return p->n > 0 ? g->seq[p->c[p->n - 1].pos].l : NULL;
 }
@@ -373,21 +403,24 @@ static int find_lockout(struct xp_report *r)
 	const char *why;
 	char buf[1024];
 
-	if (g->nodes[g->root].reach & XP_BIT(PAM_SUCCESS))
+	if (g->nodes[g->root].reach & XP_BIT(PAM_SUCCESS)) {
 		return 0;
+	}
 	if (optimistic(g, &p) != 0) {
 		xp_path_free(&p);
 		return -1;
 	}
 	l = lockout_line(g, &p, &why, buf, sizeof(buf));
-	if (l == NULL)
+	if (l == NULL) {
 		return add_finding(r, XP_LOCKOUT, file_of_service(g->conf), &p,
 				   "no module in this group: always %s",
 				   xp_code_name(p.result));
-	if (why != NULL)
+	}
+	if (why != NULL) {
 		return add_finding(r, XP_LOCKOUT, xp_where(g->conf, l), &p,
 				   "no path leads to PAM_SUCCESS; %s", why);
-	if (l->kind == XP_FIXED || ((l->absent && !l->modelled) || l->no_fn))
+	}
+	if (l->kind == XP_FIXED || ((l->absent && !l->modelled) || l->no_fn)) {
 		return add_finding(r, XP_LOCKOUT, xp_where(g->conf, l), &p,
 				   "no path leads to PAM_SUCCESS; %s returns "
 				   "%s here (%s)", l->name, xp_code_name(
@@ -397,6 +430,7 @@ static int find_lockout(struct xp_report *r)
 				   "the module has no function for this group" :
 				   l->absent_why != NULL ? l->absent_why :
 				   "the module is not on this machine");
+	}
 	return add_finding(r, XP_LOCKOUT, xp_where(g->conf, l), &p,
 			   "no path leads to PAM_SUCCESS, even when every "
 			   "module succeeds where it can");
@@ -406,15 +440,17 @@ static int find_lockout(struct xp_report *r)
 static int path_through(const struct xp_graph *g, int n, struct xp_path *p)
 {
 	memset(p, 0, sizeof(*p));
-	if (xp_path_to(g, n, p) != 0)
+	if (xp_path_to(g, n, p) != 0) {
 		return -1;
+	}
 	while (g->nodes[n].st.pos >= 0) {
 		const struct xp_node *nd = &g->nodes[n];
 		struct xp_call *c = reallocarray(p->c, p->n + 1, sizeof(*c));
 		int code = __builtin_ctzll(nd->e[0].outcomes);
 
-		if (c == NULL)
+		if (c == NULL) {
 			return -1;
+		}
 		p->c = c;
 		c[p->n].pos = nd->st.pos;
 		c[p->n].code = code;
@@ -438,8 +474,9 @@ static int find_unread(struct xp_report *r, bool *seen)
 		char *name, *at;
 		int rc;
 
-		if (seen[x->site])
+		if (seen[x->site]) {
 			continue;
+		}
 		seen[x->site] = true;
 		at = strdup(xp_where_at(c, x->at_file, x->at_line));
 		name = x->l->target >= 0 ? xp_short_name(x->l->tok[x->l->target].text)
@@ -450,8 +487,9 @@ static int find_unread(struct xp_report *r, bool *seen)
 				 "%s", name, at, x->why);
 		free(at);
 		free(name);
-		if (rc != 0)
+		if (rc != 0) {
 			return -1;
+		}
 	}
 	return 0;
 }
@@ -471,27 +509,33 @@ static int find_dead(struct xp_report *r)
 	int *before = calloc(g->nseq + 1, sizeof(*before));
 	int near = g->root, shown = -1, rc = -1;
 
-	if (seen == NULL || before == NULL)
+	if (seen == NULL || before == NULL) {
 		goto out;
-	for (size_t i = 0; i < g->nseq; i++)
+	}
+	for (size_t i = 0; i < g->nseq; i++) {
 		before[i] = -1;
+	}
 	for (size_t n = 0; n < g->nnodes; n++) {
 		int pos = g->nodes[n].st.pos;
 
-		if (pos < 0)
+		if (pos < 0) {
 			continue;
+		}
 		seen[g->seq[pos].l->site] = true;
-		if (before[pos] < 0)
+		if (before[pos] < 0) {
 			before[pos] = (int)n;
+		}
 	}
 	for (size_t i = 0; i < g->perpass; i++) {
 		const struct xp_line *l = g->seq[i].l;
 		struct xp_path p = { 0 };
 
-		if (i > 0 && before[i - 1] >= 0)
+		if (i > 0 && before[i - 1] >= 0) {
 			near = before[i - 1];
-		if (l->kind == XP_SUBSTACK || seen[l->site])
+		}
+		if (l->kind == XP_SUBSTACK || seen[l->site]) {
 			continue;
+		}
 		seen[l->site] = true;	/* once per line */
 		if ((near != shown && path_through(g, near, &p) != 0) ||
 		    add_finding(r, XP_DEAD, xp_where(c, l), &p,
@@ -503,8 +547,9 @@ static int find_dead(struct xp_report *r)
 		shown = near;
 	}
 	/* substack marks are in the stack, never reached: not unread */
-	for (size_t i = 0; i < g->perpass; i++)
+	for (size_t i = 0; i < g->perpass; i++) {
 		seen[g->seq[i].l->site] = true;
+	}
 	rc = find_unread(r, seen);
 out:
 	free(seen);
@@ -523,31 +568,44 @@ static int find_ignored(struct xp_report *r, const struct xp_opts *o)
 
 		for (size_t i = 0; i < g->nseq; i++) {
 			if (g->seq[i].l->kind == XP_SUBSTACK ||
-			    !xp_name_is(g->seq[i].l->name, o->must[m]))
+			    !xp_name_is(g->seq[i].l->name, o->must[m])) {
 				continue;
-			if (first < 0)
+			}
+			if (first < 0) {
 				first = (int)i;
+			}
 			matters |= xp_depends(r, (int)i);
 		}
-		if (matters)
+		if (matters) {
 			continue;
-		for (size_t n = 0; n < g->nnodes && first >= 0 && node < 0; n++)
+		}
+		for (size_t n = 0; n < g->nnodes && first >= 0 && node < 0;
+		     n++) {
 			if (g->nodes[n].st.pos >= 0 &&
-			    xp_name_is(g->seq[g->nodes[n].st.pos].l->name, o->must[m]))
+			    xp_name_is(g->seq[g->nodes[n].st.pos].l->name,
+				       o->must[m])) {
 				node = (int)n;
-		if (node >= 0 && path_through(g, node, &p) != 0)
+			}
+		}
+		if (node >= 0 && path_through(g, node, &p) != 0) {
 			return -1;
-		if (first < 0 && add_finding(r, XP_IGNORED, file_of_service(g->conf),
-					     &p, "%s is not in this stack",
-					     o->must[m]) != 0)
+		}
+		if (first < 0 &&
+		    add_finding(r, XP_IGNORED, file_of_service(g->conf), &p,
+				"%s is not in this stack", o->must[m]) != 0) {
 			return -1;
-		if (first >= 0 && add_finding(r, XP_IGNORED,
-					      xp_where(g->conf, g->seq[first].l), &p,
-					      "the result is the same whatever "
-					      "%s returns%s", g->seq[first].l->name,
-					      g->seq[first].l->kind == XP_FIXED ?
-					      " (it cannot: see its line)" : "") != 0)
+		}
+		if (first >= 0 &&
+		    add_finding(r, XP_IGNORED,
+				xp_where(g->conf, g->seq[first].l), &p,
+				"the result is the same whatever "
+				"%s returns%s",
+				g->seq[first].l->name,
+				g->seq[first].l->kind == XP_FIXED
+					? " (it cannot: see its line)"
+					: "") != 0) {
 			return -1;
+		}
 	}
 	return 0;
 }
@@ -560,8 +618,9 @@ int xp_add_lockout(struct xp_report *r, const char *refused,
 						   : strlen(refused));
 	int rc;
 
-	if (where == NULL)
+	if (where == NULL) {
 		return -1;
+	}
 	rc = add_finding(r, XP_LOCKOUT, where, p, "pam_start fails: %s",
 			 sep != NULL ? sep + 2 : refused);
 	free(where);
@@ -570,9 +629,11 @@ int xp_add_lockout(struct xp_report *r, const char *refused,
 
 int xp_analyse(struct xp_report *r, const struct xp_opts *o)
 {
-	if (xp_table(r) != 0 || find_bypass(r, o) != 0 || find_lockout(r) != 0 ||
-	    find_dead(r) != 0 || find_ignored(r, o) != 0)
+	if (xp_table(r) != 0 || find_bypass(r, o) != 0 ||
+	    find_lockout(r) != 0 || find_dead(r) != 0 ||
+	    find_ignored(r, o) != 0) {
 		return -1;
+	}
 	return 0;
 }
 

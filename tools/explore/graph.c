@@ -84,8 +84,9 @@ static uint64_t hash_state(const struct xp_state *s)
 	const unsigned char *p = (const unsigned char *)s;
 	uint64_t h = 1469598103934665603ull;
 
-	for (size_t i = 0; i < sizeof(*s); i++)
+	for (size_t i = 0; i < sizeof(*s); i++) {
 		h = (h ^ p[i]) * 1099511628211ull;
+	}
 	return h;
 }
 
@@ -94,15 +95,18 @@ static int grow_hash(struct xp_graph *g)
 	size_t cap = g->hcap ? g->hcap * 2 : 256;
 	int *h = malloc(cap * sizeof(*h));
 
-	if (h == NULL)
+	if (h == NULL) {
 		return -1;
-	for (size_t i = 0; i < cap; i++)
+	}
+	for (size_t i = 0; i < cap; i++) {
 		h[i] = -1;
+	}
 	for (size_t n = 0; n < g->nnodes; n++) {
 		size_t i = hash_state(&g->nodes[n].st) & (cap - 1);
 
-		while (h[i] >= 0)
+		while (h[i] >= 0) {
 			i = (i + 1) & (cap - 1);
+		}
 		h[i] = (int)n;
 	}
 	free(g->hash);
@@ -118,18 +122,22 @@ static int node_of(struct xp_graph *g, const struct xp_state *s, int parent,
 	size_t i;
 	struct xp_node *n;
 
-	if ((g->nnodes + 1) * 2 > g->hcap && grow_hash(g) != 0)
+	if ((g->nnodes + 1) * 2 > g->hcap && grow_hash(g) != 0) {
 		return -1;
+	}
 	for (i = hash_state(s) & (g->hcap - 1); g->hash[i] >= 0;
-	     i = (i + 1) & (g->hcap - 1))
-		if (memcmp(&g->nodes[g->hash[i]].st, s, sizeof(*s)) == 0)
+	     i = (i + 1) & (g->hcap - 1)) {
+		if (memcmp(&g->nodes[g->hash[i]].st, s, sizeof(*s)) == 0) {
 			return g->hash[i];
+		}
+	}
 	if (g->nnodes == g->capnodes) {
 		size_t cap = g->capnodes ? g->capnodes * 2 : 64;
 		struct xp_node *v = reallocarray(g->nodes, cap, sizeof(*v));
 
-		if (v == NULL)
+		if (v == NULL) {
 			return -1;
+		}
 		g->nodes = v;
 		g->capnodes = cap;
 	}
@@ -164,8 +172,9 @@ static int add_edge(struct xp_node *n, int to, int code)
 		}
 	}
 	e = reallocarray(n->e, n->ne + 1, sizeof(*e));
-	if (e == NULL)
+	if (e == NULL) {
 		return -1;
+	}
 	n->e = e;
 	e[n->ne].to = to;
 	e[n->ne].outcomes = XP_BIT(code);
@@ -216,10 +225,12 @@ static int cmp_pos_desc(const void *a, const void *b, void *ctx)
 	int pa = g->nodes[*(const int *)a].st.pos;
 	int pb = g->nodes[*(const int *)b].st.pos;
 
-	if (pa < 0)
+	if (pa < 0) {
 		pa = 1 << 30;
-	if (pb < 0)
+	}
+	if (pb < 0) {
 		pb = 1 << 30;
+	}
 	return pb - pa;
 }
 
@@ -238,50 +249,58 @@ int xp_graph_build(struct xp_graph *g, const struct xp_conf *c,
 	g->perpass = st->n;
 	g->nseq = st->n * (size_t)g->npasses;
 	g->seq = calloc(g->nseq > 0 ? g->nseq : 1, sizeof(*g->seq));
-	if (g->seq == NULL)
+	if (g->seq == NULL) {
 		return -1;
+	}
 	for (size_t i = 0; i < g->nseq; i++) {
 		g->seq[i].l = &st->v[i % st->n];
 		g->seq[i].pass = (int)(i / st->n);
 	}
 	r = c->impl->begin(g, 0, &s);
 	g->root = r >= 0 ? result_node(g, r, -1, -1) : node_of(g, &s, -1, -1);
-	if (g->root < 0)
+	if (g->root < 0) {
 		return -1;
+	}
 	/* nodes are appended as found: the array is the breadth-first queue */
 	for (size_t n = 0; n < g->nnodes; n++) {
 		xp_set set;
 
-		if (g->nodes[n].st.pos < 0)
+		if (g->nodes[n].st.pos < 0) {
 			continue;
+		}
 		set = xp_codes_at(g, g->nodes[n].st.pos);
 		for (int code = 0; code < 64; code++) {
 			int to;
 
-			if (!(set & XP_BIT(code)))
+			if (!(set & XP_BIT(code))) {
 				continue;
+			}
 			s = g->nodes[n].st;
 			r = c->impl->step(g, &s, code, &next);
 			to = r >= 0 ? result_node(g, r, (int)n, code)
 				    : node_of(g, &next, (int)n, code);
-			if (to < 0 || add_edge(&g->nodes[n], to, code) != 0)
+			if (to < 0 || add_edge(&g->nodes[n], to, code) != 0) {
 				return -1;
+			}
 		}
 		g->nedges += g->nodes[n].ne;
 	}
 	/* what each node can still lead to: edges go to later positions */
 	order = malloc(g->nnodes * sizeof(*order));
-	if (order == NULL)
+	if (order == NULL) {
 		return -1;
-	for (size_t n = 0; n < g->nnodes; n++)
+	}
+	for (size_t n = 0; n < g->nnodes; n++) {
 		order[n] = (int)n;
+	}
 	qsort_r(order, g->nnodes, sizeof(*order), cmp_pos_desc, g);
 	for (size_t i = 0; i < g->nnodes; i++) {
 		struct xp_node *n = &g->nodes[order[i]];
 
 		n->reach = n->st.pos < 0 ? XP_BIT(n->result) : 0;
-		for (size_t k = 0; k < n->ne; k++)
+		for (size_t k = 0; k < n->ne; k++) {
 			n->reach |= g->nodes[n->e[k].to].reach;
+		}
 	}
 	g->order = order;
 	return count_paths(g) != 0 ? -1 : cover(g);
@@ -295,10 +314,12 @@ void xp_path_free(struct xp_path *p)
 
 void xp_graph_free(struct xp_graph *g)
 {
-	for (size_t n = 0; n < g->nnodes; n++)
+	for (size_t n = 0; n < g->nnodes; n++) {
 		free(g->nodes[n].e);
-	for (size_t i = 0; i < g->npaths; i++)
+	}
+	for (size_t i = 0; i < g->npaths; i++) {
 		xp_path_free(&g->paths[i]);
+	}
 	free(g->paths);
 	free(g->order);
 	free(g->nodes);
@@ -313,8 +334,9 @@ static int push(struct xp_path *p, int pos, int code)
 {
 	struct xp_call *c = reallocarray(p->c, p->n + 1, sizeof(*c));
 
-	if (c == NULL)
+	if (c == NULL) {
 		return -1;
+	}
 	p->c = c;
 	c[p->n].pos = pos;
 	c[p->n].code = code;
@@ -326,11 +348,14 @@ int xp_path_to(const struct xp_graph *g, int n, struct xp_path *p)
 {
 	size_t depth = 0, at = p->n;
 
-	for (int m = n; g->nodes[m].parent >= 0; m = g->nodes[m].parent)
+	for (int m = n; g->nodes[m].parent >= 0; m = g->nodes[m].parent) {
 		depth++;
-	for (size_t i = 0; i < depth; i++)
-		if (push(p, 0, 0) != 0)
+	}
+	for (size_t i = 0; i < depth; i++) {
+		if (push(p, 0, 0) != 0) {
 			return -1;
+		}
+	}
 	for (int m = n; g->nodes[m].parent >= 0; m = g->nodes[m].parent) {
 		const struct xp_node *up = &g->nodes[g->nodes[m].parent];
 
@@ -377,16 +402,18 @@ static int classes(const struct xp_graph *g, struct need *nd)
 	int *h, ncls = 0;
 	struct xp_state *key = calloc(g->nnodes + 1, sizeof(*key));
 
-	while (cap < g->nnodes * 2)
+	while (cap < g->nnodes * 2) {
 		cap *= 2;
+	}
 	h = malloc(cap * sizeof(*h));
 	if (h == NULL || key == NULL) {
 		free(h);
 		free(key);
 		return -1;
 	}
-	for (size_t i = 0; i < cap; i++)
+	for (size_t i = 0; i < cap; i++) {
 		h[i] = -1;
+	}
 	for (size_t n = 0; n < g->nnodes; n++) {
 		struct xp_state s = g->nodes[n].st;
 		size_t i;
@@ -394,8 +421,9 @@ static int classes(const struct xp_graph *g, struct need *nd)
 		memset(s.saved, 0, sizeof(s.saved));
 		for (i = hash_state(&s) & (cap - 1);
 		     h[i] >= 0 && memcmp(&key[h[i]], &s, sizeof(s)) != 0;
-		     i = (i + 1) & (cap - 1))
+		     i = (i + 1) & (cap - 1)) {
 			;
+		}
 		if (h[i] < 0) {
 			key[ncls] = s;
 			h[i] = ncls++;
@@ -459,28 +487,33 @@ static int cover(struct xp_graph *g)
 	nd.posdone = calloc(g->nseq + 1, sizeof(*nd.posdone));
 	if (best == NULL || choice == NULL || nd.base == NULL ||
 	    nd.seen == NULL || nd.cls == NULL || nd.posdone == NULL ||
-	    classes(g, &nd) != 0)
+	    classes(g, &nd) != 0) {
 		goto out;
-	for (size_t n = 0; n < g->nnodes; n++)
+	}
+	for (size_t n = 0; n < g->nnodes; n++) {
 		nd.base[n + 1] = nd.base[n] + g->nodes[n].ne;
+	}
 	nd.done = calloc(nd.base[g->nnodes] + 1, sizeof(*nd.done));
-	if (nd.done == NULL)
+	if (nd.done == NULL) {
 		goto out;
+	}
 	for (;;) {
 		struct xp_path p = { 0 };
 		int m = g->root;
 
 		plan(g, &nd, best, choice);
-		if (best[g->root] == 0 && g->npaths > 0)
+		if (best[g->root] == 0 && g->npaths > 0) {
 			break;
+		}
 		for (;;) {
 			const struct xp_node *cur = &g->nodes[m];
 			xp_set want;
 			int code;
 
 			nd.seen[nd.cls[m]] = true;
-			if (cur->st.pos < 0)
+			if (cur->st.pos < 0) {
 				break;
+			}
 			want = fresh(g, &nd, m, choice[m]);
 			code = __builtin_ctzll(want ? want : cur->e[choice[m]].outcomes);
 			nd.done[nd.base[m] + choice[m]] |= XP_BIT(code);
@@ -492,8 +525,9 @@ static int cover(struct xp_graph *g)
 			m = cur->e[choice[m]].to;
 		}
 		p.result = g->nodes[m].result;
-		if (keep_path(g, &p) != 0)
+		if (keep_path(g, &p) != 0) {
 			goto out;
+		}
 	}
 	rc = 0;
 out:

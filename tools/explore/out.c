@@ -45,8 +45,9 @@ static void pos_label(struct pwrap_buf *b, const struct xp_graph *g, int pos)
 	const struct xp_pos *p = &g->seq[pos];
 
 	pwrap_buf_fmt(b, "%s %s", xp_where(g->conf, p->l), p->l->name);
-	if (g->npasses == 2)
+	if (g->npasses == 2) {
 		pwrap_buf_str(b, p->pass == 0 ? " (prelim)" : " (update)");
+	}
 }
 
 static void codes_list(struct pwrap_buf *b, xp_set s)
@@ -70,11 +71,11 @@ static void lit_text(struct pwrap_buf *b, const struct xp_graph *g,
 	int n = __builtin_popcountll(l->codes), m = __builtin_popcountll(rest);
 
 	pos_label(b, g, l->pos);
-	if (n == 1)
+	if (n == 1) {
 		pwrap_buf_fmt(b, " = %s", xp_code_word(__builtin_ctzll(l->codes)));
-	else if (m == 1)
+	} else if (m == 1) {
 		pwrap_buf_fmt(b, " != %s", xp_code_word(__builtin_ctzll(rest)));
-	else if (n <= m) {
+	} else if (n <= m) {
 		pwrap_buf_str(b, " in ");
 		codes_list(b, l->codes);
 	} else {
@@ -87,8 +88,9 @@ void xp_term_text(struct pwrap_buf *b, const struct xp_graph *g,
 		  const struct xp_term *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
-		if (i > 0)
+		if (i > 0) {
 			pwrap_buf_str(b, " and ");
+		}
 		lit_text(b, g, &t->l[i]);
 	}
 }
@@ -103,8 +105,9 @@ static void put_text(FILE *f, const struct pwrap_buf *b)
 	struct pwrap_buf o = { 0 };
 	const char *p = b->p;
 
-	if (b->failed || p == NULL)
+	if (b->failed || p == NULL) {
 		return;
+	}
 	pwrap_buf_str(&o, "");
 	while (*p != '\0') {
 		size_t n = strcspn(p, "\n");
@@ -119,8 +122,9 @@ static void put_text(FILE *f, const struct pwrap_buf *b)
 		pwrap_buf_str(&o, p[n] == '\n' ? "\n" : "");
 		p += n + (p[n] == '\n');
 	}
-	if (!o.failed)
+	if (!o.failed) {
 		fputs(o.p, f);
+	}
 	pwrap_buf_free(&o);
 }
 
@@ -142,14 +146,15 @@ static void human(FILE *f, const struct xp_report *r)
 		count_text(&b, g->npaths_all, false);
 		pwrap_buf_fmt(&b, " paths, %zu states, %zu edges; ", g->nnodes,
 			      g->nedges);
-		if (!r->replayed)
+		if (!r->replayed) {
 			pwrap_buf_fmt(&b, "not replayed on libpam%s%s\n",
 				r->not_replayed ? ": " : "",
 				r->not_replayed ? r->not_replayed : "");
-		else if (r->disagree == NULL)
+		} else if (r->disagree == NULL) {
 			pwrap_buf_fmt(&b, "%zu replays on libpam agree\n", r->replays);
-		else
+		} else {
 			pwrap_buf_fmt(&b, "replay %zu on libpam DISAGREES\n", r->replays);
+		}
 		for (size_t i = 0; i < r->ntable; i++) {
 			const struct xp_cond *c = &r->table[i];
 
@@ -172,22 +177,25 @@ static void human(FILE *f, const struct xp_report *r)
 			pwrap_buf_str(&b, "\n");
 		}
 	}
-	if (r->disagree != NULL)
+	if (r->disagree != NULL) {
 		pwrap_buf_fmt(&b, "  error: %s\n", r->disagree);
+	}
 	for (size_t i = 0; i < r->nf; i++) {
 		char *p = r->f[i].path.n > 0 || r->f[i].kind != XP_DEAD ?
 				  xp_path_text(g, &r->f[i].path) : NULL;
 
 		pwrap_buf_fmt(&b, "  %s: %s: %s\n", xp_finding_name(r->f[i].kind),
 			r->f[i].where, r->f[i].msg);
-		if (p != NULL)
+		if (p != NULL) {
 			pwrap_buf_fmt(&b, "      path: %s\n", p);
+		}
 		free(p);
 	}
-	for (size_t i = 0; i < r->nacc; i++)
+	for (size_t i = 0; i < r->nacc; i++) {
 		pwrap_buf_fmt(&b, "  accepted %s: %s: %s (by %s)\n",
 			      xp_finding_name(r->acc[i].kind), r->acc[i].where,
 			      r->acc[i].msg, r->acc[i].by);
+	}
 	put_text(f, &b);
 	pwrap_buf_free(&b);
 }
@@ -236,8 +244,9 @@ static void json_call(struct pwrap_buf *b, const struct xp_graph *g, int pos,
 	pwrap_buf_json(b, xp_where(g->conf, p->l));
 	pwrap_buf_str(b, ", \"module\": ");
 	pwrap_buf_json(b, p->l->name);
-	if (g->npasses == 2)
+	if (g->npasses == 2) {
 		pwrap_buf_fmt(b, ", \"pass\": \"%s\"", p->pass ? "update" : "prelim");
+	}
 	if (one) {
 		pwrap_buf_fmt(b, ", \"outcome\": \"%s\"}", xp_code_word(__builtin_ctzll(codes)));
 		return;
@@ -298,10 +307,11 @@ static void json_findings(FILE *out, struct pwrap_buf *b,
 		pwrap_buf_str(b, ", \"path\": ");
 		/* a dead line's path is shown once for the lines it stops
 		 * before (find.c): the others have none */
-		if (f[i].kind == XP_DEAD && f[i].path.n == 0)
+		if (f[i].kind == XP_DEAD && f[i].path.n == 0) {
 			pwrap_buf_str(b, "null");
-		else
+		} else {
 			json_path(out, b, g, &f[i].path);
+		}
 		pwrap_buf_str(b, "}");
 	}
 }
@@ -323,10 +333,11 @@ static void json(FILE *out, struct pwrap_buf *b, const struct xp_report *r)
 		"\"replays\": %zu, \"replayed\": %s, \"disagreement\": ",
 		xp_count_log10(g->npaths_all), g->nnodes, g->nedges, r->replays,
 		r->replayed ? "true" : "false");
-	if (r->disagree != NULL)
+	if (r->disagree != NULL) {
 		pwrap_buf_json(b, r->disagree);
-	else
+	} else {
 		pwrap_buf_str(b, "null");
+	}
 	if (r->not_replayed != NULL) {
 		pwrap_buf_str(b, ", \"not_replayed\": ");
 		pwrap_buf_json(b, r->not_replayed);
@@ -398,8 +409,9 @@ static void dot_text(struct pwrap_buf *b, const char *s)
 	struct pwrap_buf j = { 0 };
 
 	pwrap_buf_json(&j, s != NULL ? s : "");
-	if (!j.failed && j.len >= 2)
+	if (!j.failed && j.len >= 2) {
 		pwrap_buf_add(b, j.p + 1, j.len - 2);
+	}
 	pwrap_buf_free(&j);
 }
 
@@ -462,12 +474,15 @@ static void mermaid(struct pwrap_buf *b, const struct xp_report *r, size_t k)
 		struct pwrap_buf l = { 0 }, s = { 0 };
 
 		node_label(&l, &s, g, (int)n);
-		if (s.p != NULL)
+		if (s.p != NULL) {
 			pwrap_buf_fmt(&l, "<br/>%s", s.p);
+		}
 		pwrap_buf_free(&s);
-		for (char *c = l.p; c != NULL && *c != '\0'; c++)
-			if (*c == '"')
+		for (char *c = l.p; c != NULL && *c != '\0'; c++) {
+			if (*c == '"') {
 				*c = '\'';
+			}
+		}
 		pwrap_buf_fmt(b, g->nodes[n].st.pos < 0 ? "    g%zu_%zu([\"%s\"])\n"
 						   : "    g%zu_%zu[\"%s\"]\n",
 			k, n, l.failed ? "?" : l.p);
@@ -489,14 +504,18 @@ void xp_print(FILE *f, enum xp_format fmt, struct xp_report *const *r,
 	struct pwrap_buf b = { 0 };
 
 	pwrap_buf_str(&b, "");
-	if (fmt == XP_DOT)
+	if (fmt == XP_DOT) {
 		pwrap_buf_str(&b, "digraph explore {\n  node [shape=box, fontname=\"monospace\"];\n");
-	if (fmt == XP_MERMAID)
+	}
+	if (fmt == XP_MERMAID) {
 		pwrap_buf_str(&b, "flowchart TD\n");
-	if (fmt == XP_JSON && all)
+	}
+	if (fmt == XP_JSON && all) {
 		pwrap_buf_str(&b, "[");
-	if (fmt == XP_HUMAN && n > 0)
+	}
+	if (fmt == XP_HUMAN && n > 0) {
 		absent(&b, r[0]->g.conf);
+	}
 	for (size_t i = 0; i < n; i++) {
 		switch (fmt) {
 		case XP_HUMAN:
@@ -518,13 +537,16 @@ void xp_print(FILE *f, enum xp_format fmt, struct xp_report *const *r,
 			break;
 		}
 	}
-	if (fmt == XP_JSON)
+	if (fmt == XP_JSON) {
 		pwrap_buf_str(&b, all ? "]\n" : "\n");
-	if (fmt == XP_DOT)
+	}
+	if (fmt == XP_DOT) {
 		pwrap_buf_str(&b, "}\n");
-	if (fmt == XP_HUMAN || fmt == XP_MERMAID)
+	}
+	if (fmt == XP_HUMAN || fmt == XP_MERMAID) {
 		put_text(f, &b);
-	else if (!b.failed)
+	} else if (!b.failed) {
 		fputs(b.p, f);
+	}
 	pwrap_buf_free(&b);
 }

@@ -49,17 +49,20 @@ int xp_scen_keyword(const char *kw)
 	static const char *const kws[] = { "explore", "outcomes", "model",
 					   "must", "expect", "accept" };
 
-	for (size_t i = 0; i < sizeof(kws) / sizeof(kws[0]); i++)
-		if (strcmp(kw, kws[i]) == 0)
+	for (size_t i = 0; i < sizeof(kws) / sizeof(kws[0]); i++) {
+		if (strcmp(kw, kws[i]) == 0) {
 			return 1;
+		}
+	}
 	return 0;
 }
 
 /* The block being read: the last step, when it is an explore step. */
 static struct xp_scen *current(struct scenario *sc)
 {
-	if (sc->nsteps == 0 || sc->steps[sc->nsteps - 1].kind != STEP_EXPLORE)
+	if (sc->nsteps == 0 || sc->steps[sc->nsteps - 1].kind != STEP_EXPLORE) {
 		return NULL;
+	}
 	return sc->steps[sc->nsteps - 1].explore;
 }
 
@@ -69,8 +72,9 @@ static int parse_explore(struct scenario *sc, char **w, size_t n,
 	struct xp_scen *x = calloc(1, sizeof(*x));
 	struct step *s, *v;
 
-	if (x == NULL)
+	if (x == NULL) {
 		return -1;
+	}
 	x->o.type = XP_ALL_TYPES;
 	for (size_t i = 0; i < n; i += 2) {
 		int t = -2;
@@ -90,17 +94,19 @@ static int parse_explore(struct scenario *sc, char **w, size_t n,
 			}
 			free(x->against);
 			x->against = full != NULL ? realpath(full, NULL) : NULL;
-			if (x->against == NULL)
+			if (x->against == NULL) {
 				scenario_perr(file, line, nerr, "explore against %s: %s",
 					      full != NULL ? full : w[i + 1], strerror(errno));
+			}
 			free(full);
 		} else if (strcmp(w[i], "type") == 0) {
 			t = xp_parse_type(w[i + 1]);
-			if (t < XP_ALL_TYPES)
+			if (t < XP_ALL_TYPES) {
 				scenario_perr(file, line, nerr, "explore type: auth, account, "
 				     "password, session or all, not \"%s\"", w[i + 1]);
-			else
+			} else {
 				x->o.type = t;
+			}
 		} else {
 			scenario_perr(file, line, nerr, "explore: expected `service NAME`, "
 			     "`type TYPE` or `against DIR`, not \"%s\"", w[i]);
@@ -139,9 +145,12 @@ static int parse_expect(struct xp_scen *x, char **w, size_t n,
 	} else if (n == 2 && strcmp(w[0], "no") == 0) {
 		int k = -1;
 
-		for (int i = 0; i < 4; i++)
-			if (strcmp(w[1], xp_finding_name((enum xp_kind_f)i)) == 0)
+		for (int i = 0; i < 4; i++) {
+			if (strcmp(w[1], xp_finding_name((enum xp_kind_f)i)) ==
+			    0) {
 				k = i;
+			}
+		}
 		if (k < 0) {
 			scenario_perr(file, line, nerr, "expect no: bypass, lockout, "
 			     "dead-line, ignored or findings, not \"%s\"", w[1]);
@@ -175,8 +184,9 @@ static int parse_expect(struct xp_scen *x, char **w, size_t n,
 		return 0;
 	}
 	v = reallocarray(x->exps, x->nexps + 1, sizeof(*v));
-	if (v == NULL)
+	if (v == NULL) {
 		return -1;
+	}
 	x->exps = v;
 	v[x->nexps++] = e;
 	return 0;
@@ -188,31 +198,38 @@ static int parse_option(struct xp_scen *x, const char *kw, char **w, size_t n,
 	if (n != 1) {
 		scenario_perr(file, line, nerr, "`%s` takes one word", kw);
 	} else if (strcmp(kw, "outcomes") == 0) {
-		if (xp_parse_outcomes(w[0], &x->o.outcomes) != 0)
+		if (xp_parse_outcomes(w[0], &x->o.outcomes) != 0) {
 			scenario_perr(file, line, nerr, "outcomes: not a list of PAM "
 			     "codes: \"%s\"", w[0]);
+		}
 	} else if (strcmp(kw, "model") == 0) {
-		if (xp_add_model(&x->o.models, &x->o.nmodels, w[0]) != 0)
+		if (xp_add_model(&x->o.models, &x->o.nmodels, w[0]) != 0) {
 			scenario_perr(file, line, nerr, "model: expected MODULE=CODE,... "
 			     "(e.g. pam_unix=success,auth_err), not \"%s\"", w[0]);
+		}
 	} else if (strcmp(kw, "accept") == 0) {
 		char *from = NULL;
 
-		if (asprintf(&from, "%s:%d", file, line) < 0)
+		if (asprintf(&from, "%s:%d", file, line) < 0) {
 			return -1;
-		if (xp_add_accept(&x->o.accepts, &x->o.naccepts, w[0], from) != 0)
+		}
+		if (xp_add_accept(&x->o.accepts, &x->o.naccepts, w[0], from) !=
+		    0) {
 			scenario_perr(file, line, nerr, "accept: expected KIND:FILE:LINE "
 			     "(KIND: bypass, lockout, dead-line or ignored), not "
 			     "\"%s\"", w[0]);
+		}
 		free(from);
 	} else {	/* must */
 		char **v = reallocarray(x->o.must, x->o.nmust + 1, sizeof(*v));
 
-		if (v == NULL)
+		if (v == NULL) {
 			return -1;
+		}
 		x->o.must = v;
-		if ((v[x->o.nmust] = strdup(w[0])) == NULL)
+		if ((v[x->o.nmust] = strdup(w[0])) == NULL) {
 			return -1;
+		}
 		x->o.nmust++;
 	}
 	return 0;
@@ -224,32 +241,37 @@ int xp_scen_parse(struct scenario *sc, const char *kw, char **w, size_t n,
 	struct xp_scen *x = current(sc);
 	int rc;
 
-	if (strcmp(kw, "explore") == 0)
+	if (strcmp(kw, "explore") == 0) {
 		rc = parse_explore(sc, w, n, file, line, nerr);
-	else if (x == NULL) {
+	} else if (x == NULL) {
 		scenario_perr(file, line, nerr, "`%s` must follow an `explore` line (or "
 		     "another line of its block)", kw);
 		rc = -1;
-	} else if (strcmp(kw, "expect") == 0)
+	} else if (strcmp(kw, "expect") == 0) {
 		rc = parse_expect(x, w, n, file, line, nerr);
-	else
+	} else {
 		rc = parse_option(x, kw, w, n, file, line, nerr);
+	}
 	return rc;
 }
 
 void xp_scen_free(struct xp_scen *x)
 {
-	if (x == NULL)
+	if (x == NULL) {
 		return;
+	}
 	for (size_t i = 0; i < x->nexps; i++) {
-		for (size_t k = 0; k < x->exps[i].nmods; k++)
+		for (size_t k = 0; k < x->exps[i].nmods; k++) {
 			free(x->exps[i].mods[k]);
+		}
 		free(x->exps[i].mods);
 	}
-	for (size_t i = 0; i < x->o.nmodels; i++)
+	for (size_t i = 0; i < x->o.nmodels; i++) {
 		free(x->o.models[i].target);
-	for (size_t i = 0; i < x->o.nmust; i++)
+	}
+	for (size_t i = 0; i < x->o.nmust; i++) {
 		free(x->o.must[i]);
+	}
 	xp_accepts_free(x->o.accepts, x->o.naccepts);
 	free(x->o.models);
 	free(x->o.must);
@@ -276,11 +298,14 @@ static void fail(struct fails *f, int line, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
+	if (vasprintf(&msg, fmt, ap) < 0) {
 		msg = NULL;
+	}
 	va_end(ap);
-	if (msg == NULL || asprintf(&full, "%s:%d: %s", f->sc->path, line, msg) < 0)
+	if (msg == NULL ||
+	    asprintf(&full, "%s:%d: %s", f->sc->path, line, msg) < 0) {
 		full = NULL;
+	}
 	free(msg);
 	v = full != NULL ? reallocarray(*f->v, *f->n + 1, sizeof(*v)) : NULL;
 	if (v == NULL) {
@@ -300,8 +325,9 @@ static void check(struct fails *f, const struct xp_expect *e,
 		const struct xp_finding *x = &r->f[i];
 		char *p;
 
-		if (e->what == WANT_NO_KIND && x->kind != e->kind)
+		if (e->what == WANT_NO_KIND && x->kind != e->kind) {
 			continue;
+		}
 		p = xp_path_text(&r->g, &x->path);
 		fail(f, e->line, "%s %s: %s: %s: %s (path: %s)", r->service,
 		     pwrap_group_name(r->type), xp_finding_name(x->kind), x->where,
@@ -322,9 +348,10 @@ static void check(struct fails *f, const struct xp_expect *e,
 		}
 		xp_path_free(&w);
 	}
-	if (e->what == WANT_IFF && r->refused != NULL)
+	if (e->what == WANT_IFF && r->refused != NULL) {
 		fail(f, e->line, "%s %s: pam_start fails: %s", r->service,
 		     pwrap_group_name(r->type), r->refused);
+	}
 }
 
 /* Lines of the scenario's own services are shown as its lines. */
@@ -338,8 +365,10 @@ static void alias(struct xp_conf *c, const void *ctx)
 		for (size_t k = 0; k < sc->nsvcs && base != NULL; k++) {
 			const struct service *sv = &sc->svcs[k];
 
-			if (sv->text == NULL || strcmp(base + 1, sv->name) != 0)
+			if (sv->text == NULL ||
+			    strcmp(base + 1, sv->name) != 0) {
 				continue;
+			}
 			c->files[i].alias = sc->path;
 			c->files[i].lines = sv->lines;
 			c->files[i].nlines = sv->nlines;
@@ -429,15 +458,18 @@ int xp_scen_run(const struct scenario *sc, const struct step *s,
 		return f.oom ? -1 : 0;
 	}
 	n = dir != NULL ? xp_explore(dir, service, &o, &c, r, &err) : -1;
-	if (n < 0)
+	if (n < 0) {
 		fail(&f, s->line, "explore %s: %s", service,
 		     err != NULL ? err : "no service directory");
+	}
 	for (int i = 0; i < n; i++) {
-		if (r[i].disagree != NULL)
+		if (r[i].disagree != NULL) {
 			fail(&f, s->line, "%s %s: %s", service,
 			     pwrap_group_name(r[i].type), r[i].disagree);
-		for (size_t k = 0; k < x->nexps; k++)
+		}
+		for (size_t k = 0; k < x->nexps; k++) {
 			check(&f, &x->exps[k], &r[i]);
+		}
 		xp_report_free(&r[i]);
 	}
 	xp_conf_free(&c);

@@ -28,10 +28,12 @@ static int finish(const struct xp_graph *g, int pass, const struct xp_state *s,
 {
 	int status = s->status;
 
-	if (status == PAM_SUCCESS && s->imp != POSITIVE)
+	if (status == PAM_SUCCESS && s->imp != POSITIVE) {
 		status = PAM_PERM_DENIED;
-	if (status == PAM_SUCCESS && pass + 1 < g->npasses)
+	}
+	if (status == PAM_SUCCESS && pass + 1 < g->npasses) {
 		return begin(g, pass + 1, next);
+	}
 	return status;
 }
 
@@ -50,18 +52,21 @@ static int settle(const struct xp_graph *g, int pass, size_t h, int prev,
 			s->saved[lvl].status = s->status;
 		}
 		prev = lvl;
-		if (g->seq[h].l->kind != XP_SUBSTACK)
+		if (g->seq[h].l->kind != XP_SUBSTACK) {
 			break;
+		}
 	}
-	if (h >= end)
+	if (h >= end) {
 		return finish(g, pass, s, next);
+	}
 	memset(next, 0, sizeof(*next));
 	next->pos = (int)h;
 	next->imp = s->imp;
 	next->status = s->status;
 	next->depth = (unsigned char)g->seq[h].l->level;
-	for (int i = 1; i <= next->depth; i++)
+	for (int i = 1; i <= next->depth; i++) {
 		next->saved[i] = s->saved[i];
+	}
 	return -1;
 }
 
@@ -69,8 +74,9 @@ static int begin(const struct xp_graph *g, int pass, struct xp_state *s)
 {
 	struct xp_state st;
 
-	if (g->perpass == 0)
+	if (g->perpass == 0) {
 		return PAM_PERM_DENIED;	/* "no modules loaded" */
+	}
 	memset(&st, 0, sizeof(st));
 	st.imp = UNDEF;
 	st.status = PAM_PERM_DENIED;
@@ -87,8 +93,9 @@ static int step(const struct xp_graph *g, const struct xp_state *s, int code,
 	struct xp_state st = *s;
 
 	action = code >= 0 && code < XP_NCODES ? l->act[code] : XP_BAD;
-	if (code < 0 || code >= XP_NCODES)
+	if (code < 0 || code >= XP_NCODES) {
 		code = PAM_PERM_DENIED;
+	}
 	switch (action) {
 	case XP_RESET:
 		st.imp = lvl == 0 ? UNDEF : s->saved[lvl].imp;
@@ -101,8 +108,9 @@ static int step(const struct xp_graph *g, const struct xp_state *s, int code,
 			st.imp = POSITIVE;
 			st.status = (unsigned char)code;
 		}
-		if (st.imp == POSITIVE && action == XP_DONE)
+		if (st.imp == POSITIVE && action == XP_DONE) {
 			goto decided;
+		}
 		break;
 	case XP_BAD:
 	case XP_DIE:
@@ -111,16 +119,17 @@ static int step(const struct xp_graph *g, const struct xp_state *s, int code,
 			st.status = (unsigned char)(code == PAM_IGNORE ?
 						    PAM_PERM_DENIED : code);
 		}
-		if (action == XP_DIE)
+		if (action == XP_DIE) {
 			goto decided;
+		}
 		break;
 	case XP_IGNORE:
 		break;
 	default:
 		while (action > 0 && h + 1 < end && g->seq[h + 1].l->level >= lvl) {
-			do
+			do {
 				h++;
-			while (h + 1 < end && g->seq[h + 1].l->level > lvl);
+			} while (h + 1 < end && g->seq[h + 1].l->level > lvl);
 			action--;
 		}
 		if (action != 0) {	/* "bad jump in stack" */
@@ -130,8 +139,9 @@ static int step(const struct xp_graph *g, const struct xp_state *s, int code,
 	}
 	return settle(g, pass, h + 1, lvl, &st, next);
 decided:
-	while (h + 1 < end && g->seq[h + 1].l->level >= lvl)
+	while (h + 1 < end && g->seq[h + 1].l->level >= lvl) {
 		h++;
+	}
 	return settle(g, pass, h + 1, lvl, &st, next);
 }
 

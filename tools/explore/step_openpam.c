@@ -23,12 +23,15 @@ static int finish(const struct xp_graph *g, int pass, const struct xp_state *s,
 {
 	int err = s->status;
 
-	if (!s->imp && err != PAM_NEW_AUTHTOK_REQD)
+	if (!s->imp && err != PAM_NEW_AUTHTOK_REQD) {
 		err = PAM_SUCCESS;
-	if (err == PAM_SUCCESS && !s->flag)
+	}
+	if (err == PAM_SUCCESS && !s->flag) {
 		err = PAM_SYSTEM_ERR;	/* "all modules were unsuccessful" */
-	if (err == PAM_SUCCESS && pass + 1 < g->npasses)
+	}
+	if (err == PAM_SUCCESS && pass + 1 < g->npasses) {
 		return begin(g, pass + 1, next);
+	}
 	return err;
 }
 
@@ -38,8 +41,9 @@ static int begin(const struct xp_graph *g, int pass, struct xp_state *s)
 
 	memset(&st, 0, sizeof(st));
 	st.status = PAM_SUCCESS;
-	if (g->perpass == 0)
+	if (g->perpass == 0) {
 		return finish(g, pass, &st, s);
+	}
 	*s = st;
 	s->pos = (int)((size_t)pass * g->perpass);
 	return -1;
@@ -59,8 +63,9 @@ static int step(const struct xp_graph *g, const struct xp_state *s, int code,
 		end = (l->flag == PAMCONF_SUFFICIENT || l->flag == PAMCONF_BINDING) &&
 		      !st.imp && !prelim;
 	} else if (code != PAM_IGNORE) {
-		if (st.status == PAM_SUCCESS)
+		if (st.status == PAM_SUCCESS) {
 			st.status = (unsigned char)code;
+		}
 		if ((l->flag == PAMCONF_REQUIRED || l->flag == PAMCONF_BINDING) &&
 		    !st.imp) {
 			st.imp = 1;
@@ -71,8 +76,9 @@ static int step(const struct xp_graph *g, const struct xp_state *s, int code,
 			end = true;
 		}
 	}
-	if (end || (size_t)s->pos + 1 >= (size_t)(pass + 1) * g->perpass)
+	if (end || (size_t)s->pos + 1 >= (size_t)(pass + 1) * g->perpass) {
 		return finish(g, pass, &st, next);
+	}
 	*next = st;
 	next->pos = s->pos + 1;
 	return -1;

@@ -43,8 +43,9 @@ static int add_rnode(struct xp_report *r, int pos, int result,
 {
 	struct xp_rnode *v = reallocarray(r->rd, r->nrd + 1, sizeof(*v));
 
-	if (v == NULL)
+	if (v == NULL) {
 		return -1;
+	}
 	r->rd = v;
 	v[r->nrd] = (struct xp_rnode){ pos, result, e, ne };
 	return (int)r->nrd++;
@@ -59,10 +60,12 @@ static int reduce(struct xp_report *r)
 	size_t same_pos = 0;	/* first rnode at the position being done */
 	int rc = -1, last_pos = -2;
 
-	if (order == NULL || canon == NULL)
+	if (order == NULL || canon == NULL) {
 		goto out;
-	for (size_t n = 0; n < g->nnodes; n++)
+	}
+	for (size_t n = 0; n < g->nnodes; n++) {
 		order[n] = (int)n;
+	}
 	qsort_r(order, g->nnodes, sizeof(*order), cmp_pos_desc, (void *)g);
 	for (size_t i = 0; i < g->nnodes; i++) {
 		const struct xp_node *nd = &g->nodes[order[i]];
@@ -75,25 +78,34 @@ static int reduce(struct xp_report *r)
 			last_pos = nd->st.pos;
 		}
 		if (nd->st.pos < 0) {
-			for (size_t k = same_pos; k < r->nrd && found < 0; k++)
-				if (r->rd[k].result == nd->result)
+			for (size_t k = same_pos; k < r->nrd && found < 0;
+			     k++) {
+				if (r->rd[k].result == nd->result) {
 					found = (int)k;
-			if (found < 0)
+				}
+			}
+			if (found < 0) {
 				found = add_rnode(r, -1, nd->result, NULL, 0);
-			if ((canon[order[i]] = found) < 0)
+			}
+			if ((canon[order[i]] = found) < 0) {
 				goto out;
+			}
 			continue;
 		}
 		e = calloc(nd->ne, sizeof(*e));
-		if (e == NULL)
+		if (e == NULL) {
 			goto out;
+		}
 		for (size_t k = 0; k < nd->ne; k++) {
 			size_t j;
 
-			for (j = 0; j < ne && e[j].to != canon[nd->e[k].to]; j++)
+			for (j = 0; j < ne && e[j].to != canon[nd->e[k].to];
+			     j++) {
 				;
-			if (j == ne)
+			}
+			if (j == ne) {
 				e[ne++].to = canon[nd->e[k].to];
+			}
 			e[j].codes |= nd->e[k].outcomes;
 		}
 		if (ne == 1) {	/* the outcome does not matter here */
@@ -102,10 +114,12 @@ static int reduce(struct xp_report *r)
 			continue;
 		}
 		qsort(e, ne, sizeof(*e), cmp_edge);
-		for (size_t k = same_pos; k < r->nrd && found < 0; k++)
+		for (size_t k = same_pos; k < r->nrd && found < 0; k++) {
 			if (r->rd[k].ne == ne &&
-			    memcmp(r->rd[k].e, e, ne * sizeof(*e)) == 0)
+			    memcmp(r->rd[k].e, e, ne * sizeof(*e)) == 0) {
 				found = (int)k;
+			}
+		}
 		if (found >= 0) {
 			free(e);
 		} else if ((found = add_rnode(r, nd->st.pos, -1, e, ne)) < 0) {
@@ -116,11 +130,14 @@ static int reduce(struct xp_report *r)
 	}
 	r->rroot = canon[g->root];
 	r->dep = calloc(g->nseq + 1, sizeof(*r->dep));
-	if (r->dep == NULL)
+	if (r->dep == NULL) {
 		goto out;
-	for (size_t i = 0; i < r->nrd; i++)
-		if (r->rd[i].pos >= 0)
+	}
+	for (size_t i = 0; i < r->nrd; i++) {
+		if (r->rd[i].pos >= 0) {
 			r->dep[r->rd[i].pos] = true;
+		}
+	}
 	rc = 0;
 out:
 	free(order);
@@ -203,11 +220,13 @@ static bool check(struct walk *w, const struct xp_term *t, int result)
 	const struct xp_graph *g = &w->r->g;
 	bool ok;
 
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = 0; i < t->n; i++) {
 		w->lit[t->l[i].pos] = t->l[i].codes;
+	}
 	ok = implies(w, result);
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = 0; i < t->n; i++) {
 		w->lit[t->l[i].pos] = xp_codes_at(g, t->l[i].pos);
+	}
 	return ok;
 }
 
@@ -220,25 +239,29 @@ static void widen(struct walk *w, struct xp_term *t, int result)
 		xp_set keep = t->l[i].codes;
 
 		t->l[i].codes = xp_codes_at(g, t->l[i].pos);
-		if (!check(w, t, result))
+		if (!check(w, t, result)) {
 			t->l[i].codes = keep;
+		}
 	}
 	for (size_t i = 0; i < t->n && w->steps > 0; i++) {
 		xp_set all = xp_codes_at(g, t->l[i].pos);
 
 		for (int c = 0; c < 64; c++) {
-			if (!(all & XP_BIT(c)) || (t->l[i].codes & XP_BIT(c)))
+			if (!(all & XP_BIT(c)) || (t->l[i].codes & XP_BIT(c))) {
 				continue;
+			}
 			t->l[i].codes |= XP_BIT(c);
-			if (!check(w, t, result))
+			if (!check(w, t, result)) {
 				t->l[i].codes &= ~XP_BIT(c);
+			}
 		}
 	}
 	for (size_t i = 0; i < t->n;) {
-		if (t->l[i].codes == xp_codes_at(g, t->l[i].pos))
+		if (t->l[i].codes == xp_codes_at(g, t->l[i].pos)) {
 			t->l[i] = t->l[--t->n];
-		else
+		} else {
 			i++;
+		}
 	}
 }
 
@@ -248,20 +271,24 @@ static bool covers(const struct xp_term *a, const struct xp_term *b)
 	size_t j = 0;
 
 	for (size_t i = 0; i < a->n; i++) {
-		while (j < b->n && b->l[j].pos < a->l[i].pos)
+		while (j < b->n && b->l[j].pos < a->l[i].pos) {
 			j++;
+		}
 		if (j == b->n || b->l[j].pos != a->l[i].pos ||
-		    (b->l[j].codes & ~a->l[i].codes))
+		    (b->l[j].codes & ~a->l[i].codes)) {
 			return false;
+		}
 	}
 	return true;
 }
 
 static struct xp_cond *cond_of(struct xp_report *r, int result)
 {
-	for (size_t i = 0; i < r->ntable; i++)
-		if (r->table[i].result == result)
+	for (size_t i = 0; i < r->ntable; i++) {
+		if (r->table[i].result == result) {
 			return &r->table[i];
+		}
+	}
 	return NULL;
 }
 
@@ -271,19 +298,23 @@ static int add_term(struct walk *w, int result)
 	struct xp_cond *c = cond_of(w->r, result);
 	struct xp_term *t;
 
-	if (c == NULL)
+	if (c == NULL) {
 		return 0;
-	if (c->n >= MAX_TERMS || c->lits + w->depth > w->maxlits)
+	}
+	if (c->n >= MAX_TERMS || c->lits + w->depth > w->maxlits) {
 		return 0;
+	}
 	t = reallocarray(c->t, c->n + 1, sizeof(*t));
-	if (t == NULL)
+	if (t == NULL) {
 		return -1;
+	}
 	c->t = t;
 	t = &t[c->n];
 	t->n = w->depth;
 	t->l = malloc((w->depth + 1) * sizeof(*t->l));
-	if (t->l == NULL)
+	if (t->l == NULL) {
 		return -1;
+	}
 	memcpy(t->l, w->stack, w->depth * sizeof(*t->l));
 	c->lits += w->depth;
 	c->n++;
@@ -300,21 +331,25 @@ static int list(struct walk *w)
 	size_t d = 0;
 	int rc = -1;
 
-	if (next == NULL || at == NULL)
+	if (next == NULL || at == NULL) {
 		goto out;
+	}
 	at[0] = w->r->rroot;
 	w->depth = 0;
 	for (;;) {
 		const struct xp_rnode *n = &w->r->rd[at[d]];
 
-		if (w->budget == 0)
+		if (w->budget == 0) {
 			break;
+		}
 		w->budget--;
 		if (n->pos < 0 || next[d] == n->ne) {
-			if (n->pos < 0 && add_term(w, n->result) != 0)
+			if (n->pos < 0 && add_term(w, n->result) != 0) {
 				goto out;
-			if (d == 0)
+			}
+			if (d == 0) {
 				break;
+			}
 			d--;	/* back to the parent, its next edge */
 			w->depth = d;
 			continue;
@@ -337,11 +372,14 @@ static int cmp_term(const void *a, const void *b)
 {
 	const struct xp_term *x = a, *y = b;
 
-	if (x->n != y->n)
+	if (x->n != y->n) {
 		return x->n < y->n ? -1 : 1;
-	for (size_t i = 0; i < x->n; i++)
-		if (x->l[i].pos != y->l[i].pos)
+	}
+	for (size_t i = 0; i < x->n; i++) {
+		if (x->l[i].pos != y->l[i].pos) {
 			return x->l[i].pos - y->l[i].pos;
+		}
+	}
 	return 0;
 }
 
@@ -360,10 +398,12 @@ static void count_terms(struct xp_report *r, struct xp_count *ways)
 		const struct xp_rnode *n = &r->rd[i];
 		struct xp_cond *c;
 
-		if (n->pos < 0 && (c = cond_of(r, n->result)) != NULL)
+		if (n->pos < 0 && (c = cond_of(r, n->result)) != NULL) {
 			c->total = xp_count_add(c->total, ways[i]);
-		for (size_t k = 0; k < n->ne; k++)
+		}
+		for (size_t k = 0; k < n->ne; k++) {
 			ways[n->e[k].to] = xp_count_add(ways[n->e[k].to], ways[i]);
+		}
 	}
 }
 
@@ -377,9 +417,10 @@ static void simplify(struct walk *w, struct xp_cond *c)
 	for (size_t k = 0; k < c->n;) {
 		bool dup = false;
 
-		for (size_t j = 0; j < c->n && !dup; j++)
+		for (size_t j = 0; j < c->n && !dup; j++) {
 			dup = j != k && covers(&c->t[j], &c->t[k]) &&
 			      (!covers(&c->t[k], &c->t[j]) || j < k);
+		}
 		if (dup) {
 			free(c->t[k].l);
 			c->t[k] = c->t[--c->n];
@@ -399,25 +440,31 @@ int xp_table(struct xp_report *r)
 	struct xp_count *ways = NULL;
 	int rc = -1;
 
-	if (reduce(r) != 0)
+	if (reduce(r) != 0) {
 		return -1;
+	}
 	/* PAM_SUCCESS first, then the other results in code order */
 	r->table = calloc(64, sizeof(*r->table));
-	if (r->table == NULL)
+	if (r->table == NULL) {
 		return -1;
-	for (int c = 0; c < 64; c++)
-		if (results & XP_BIT(c))
+	}
+	for (int c = 0; c < 64; c++) {
+		if (results & XP_BIT(c)) {
 			r->table[r->ntable++].result = c;
+		}
+	}
 	w.lit = calloc(g->nseq + 1, sizeof(*w.lit));
 	w.stamp = calloc(r->nrd + 1, sizeof(*w.stamp));
 	w.todo = calloc(r->nrd + 1, sizeof(*w.todo));
 	w.stack = calloc(g->nseq + 2, sizeof(*w.stack));
 	ways = calloc(r->nrd + 1, sizeof(*ways));
 	if (w.lit == NULL || w.stamp == NULL || w.todo == NULL ||
-	    w.stack == NULL || ways == NULL || list(&w) != 0)
+	    w.stack == NULL || ways == NULL || list(&w) != 0) {
 		goto out;
-	for (size_t i = 0; i < g->nseq; i++)
+	}
+	for (size_t i = 0; i < g->nseq; i++) {
 		w.lit[i] = xp_codes_at(g, (int)i);
+	}
 	count_terms(r, ways);
 	for (size_t i = 0; i < r->ntable; i++) {
 		struct xp_cond *c = &r->table[i];
@@ -438,13 +485,15 @@ out:
 void xp_table_free(struct xp_report *r)
 {
 	for (size_t i = 0; i < r->ntable; i++) {
-		for (size_t k = 0; k < r->table[i].n; k++)
+		for (size_t k = 0; k < r->table[i].n; k++) {
 			free(r->table[i].t[k].l);
+		}
 		free(r->table[i].t);
 	}
 	free(r->table);
-	for (size_t i = 0; i < r->nrd; i++)
+	for (size_t i = 0; i < r->nrd; i++) {
 		free(r->rd[i].e);
+	}
 	free(r->rd);
 	free(r->dep);
 	r->table = NULL;

@@ -125,11 +125,13 @@ static void check_service(const char *opt, const char *name)
 {
 	const char *why;
 
-	if (!pwrap_valid_service_name(name))
+	if (!pwrap_valid_service_name(name)) {
 		errx(EXIT_USAGE, "%s: invalid service name \"%s\" (no '/', ':' or "
 		     "blank, not starting with '.')", opt, name);
-	if ((why = pwrap_service_case_problem(name)) != NULL)
+	}
+	if ((why = pwrap_service_case_problem(name)) != NULL) {
 		errx(EXIT_USAGE, "%s: invalid service name \"%s\": %s", opt, name, why);
+	}
 }
 
 static void parse_user(struct opts *o, const char *arg)
@@ -139,13 +141,15 @@ static void parse_user(struct opts *o, const char *arg)
 	char *p;
 
 	u.spec = strdup(arg);
-	if (u.spec == NULL)
+	if (u.spec == NULL) {
 		err(EXIT_USAGE, "out of memory");
+	}
 	u.name = u.spec;
 	p = strchr(u.spec, ':');
-	if (p == NULL)
+	if (p == NULL) {
 		errx(EXIT_USAGE, "--user %.*s...: expected USER:PASSWORD[:SERVICE[:FLAGS]]",
 		     (int)strcspn(arg, ":"), arg);
+	}
 	*p++ = '\0';
 	u.password = p;
 	p = strchr(p, ':');
@@ -156,29 +160,35 @@ static void parse_user(struct opts *o, const char *arg)
 		if (p != NULL) {
 			*p++ = '\0';
 			u.flags = p;
-			if (strchr(u.flags, ':') != NULL)
+			if (strchr(u.flags, ':') != NULL) {
 				errx(EXIT_USAGE, "--user %s: too many ':' (expected "
 				     "USER:PASSWORD[:SERVICE[:FLAGS]]; a passdb "
 				     "password cannot contain ':')", u.name);
-			if (!tool_valid_account_flags(u.flags))
+			}
+			if (!tool_valid_account_flags(u.flags)) {
 				errx(EXIT_USAGE, "--user %s: unknown account flag in "
 				     "\"%s\" (known: expired, must_change, locked, "
 				     "separated by ',')", u.name, u.flags);
+			}
 		}
 		/* an empty one (U:P::FLAGS) is every service, with --system */
 		if (u.service[0] != '\0') {
 			check_service("--user", u.service);
 		}
 	}
-	if (u.name[0] == '\0' || strpbrk(u.name, " \t\n/") != NULL)
+	if (u.name[0] == '\0' || strpbrk(u.name, " \t\n/") != NULL) {
 		errx(EXIT_USAGE, "--user: invalid user name \"%s\"", u.name);
-	if ((why = pwrap_user_name_problem(u.name)) != NULL)
+	}
+	if ((why = pwrap_user_name_problem(u.name)) != NULL) {
 		errx(EXIT_USAGE, "--user: invalid user name \"%s\": %s", u.name, why);
-	if (strchr(u.password, '\n') != NULL)
+	}
+	if (strchr(u.password, '\n') != NULL) {
 		errx(EXIT_USAGE, "--user %s: the password may not contain a newline", u.name);
+	}
 	struct user *n = realloc(o->users, (o->nusers + 1) * sizeof(*n));
-	if (n == NULL)
+	if (n == NULL) {
 		err(EXIT_USAGE, "out of memory");
+	}
 	o->users = n;
 	o->users[o->nusers++] = u;
 }
@@ -190,25 +200,32 @@ static void parse_group(struct opts *o, const char *arg)
 	char *p;
 
 	g.spec = strdup(arg);
-	if (g.spec == NULL)
+	if (g.spec == NULL) {
 		err(EXIT_USAGE, "out of memory");
+	}
 	p = strchr(g.spec, ':');
-	if (p == NULL || p == g.spec)
+	if (p == NULL || p == g.spec) {
 		errx(EXIT_USAGE, "--group %s: expected NAME:USER[,USER...]", arg);
+	}
 	*p++ = '\0';
 	g.name = g.spec;
 	g.members = p;
 	if (strpbrk(g.name, " \t\n/:,") != NULL ||
-	    strpbrk(g.members, " \t\n/:") != NULL)
+	    strpbrk(g.members, " \t\n/:") != NULL) {
 		errx(EXIT_USAGE, "--group %s: names hold no blank, '/' or ':'", arg);
-	if ((why = pwrap_user_name_problem(g.name)) != NULL)
+	}
+	if ((why = pwrap_user_name_problem(g.name)) != NULL) {
 		errx(EXIT_USAGE, "--group: invalid group name \"%s\": %s", g.name, why);
-	for (size_t i = 0; i < o->ngroups; i++)
-		if (strcmp(o->groups[i].name, g.name) == 0)
+	}
+	for (size_t i = 0; i < o->ngroups; i++) {
+		if (strcmp(o->groups[i].name, g.name) == 0) {
 			errx(EXIT_USAGE, "--group %s given twice", g.name);
+		}
+	}
 	struct group_opt *n = realloc(o->groups, (o->ngroups + 1) * sizeof(*n));
-	if (n == NULL)
+	if (n == NULL) {
 		err(EXIT_USAGE, "out of memory");
+	}
 	o->groups = n;
 	o->groups[o->ngroups++] = g;
 }
@@ -218,23 +235,28 @@ static void parse_swap(struct opts *o, const char *arg)
 	struct pwrap_sys_swap w;
 	const char *why = pwrap_sys_swap_parse(arg, &w);
 
-	if (why != NULL)
+	if (why != NULL) {
 		errx(EXIT_USAGE, "--swap %s: %s", arg, why);
+	}
 	struct pwrap_sys_swap *n = realloc(o->swaps, (o->nswaps + 1) * sizeof(*n));
-	if (n == NULL)
+	if (n == NULL) {
 		err(EXIT_USAGE, "out of memory");
+	}
 	o->swaps = n;
 	o->swaps[o->nswaps++] = w;
 }
 
 static void add_service(struct opts *o, const char *name)
 {
-	for (size_t i = 0; i < o->nservices; i++)
-		if (strcmp(o->services[i], name) == 0)
+	for (size_t i = 0; i < o->nservices; i++) {
+		if (strcmp(o->services[i], name) == 0) {
 			return;
+		}
+	}
 	const char **n = realloc(o->services, (o->nservices + 1) * sizeof(*n));
-	if (n == NULL)
+	if (n == NULL) {
 		err(EXIT_USAGE, "out of memory");
+	}
 	o->services = n;
 	o->services[o->nservices++] = name;
 }
@@ -247,9 +269,10 @@ static void check_system(struct opts *o)
 	errx(EXIT_USAGE, "--system: this build is for OpenPAM; --system knows "
 	     "Linux-PAM's modules only");
 #else
-	if (o->service_dir != NULL)
+	if (o->service_dir != NULL) {
 		errx(EXIT_USAGE, "--system and --service-dir exclude each other "
 		     "(--system=DIR copies the stacks of DIR)");
+	}
 	o->nss = 1;	/* the real modules look the test's users up */
 #endif
 }
@@ -299,34 +322,41 @@ static int parse_args(struct opts *o, int argc, char **argv)
 			break;
 		case 'Y':
 			o->system = optarg != NULL ? optarg : PWRAP_SYSTEM_SRC;
-			if (o->system[0] == '\0')
+			if (o->system[0] == '\0') {
 				errx(EXIT_USAGE, "--system=: expected a directory");
+			}
 			break;
 		case 'W':
 			parse_swap(o, optarg);
 			break;
 		case 'P':
-			if (optarg[0] == '\0')
+			if (optarg[0] == '\0') {
 				errx(EXIT_USAGE, "--prepare: expected a directory");
+			}
 			o->prepare = optarg;
 			break;
 		case 'D':
-			if (optarg[0] < '0' || optarg[0] > '3' || optarg[1] != '\0')
+			if (optarg[0] < '0' || optarg[0] > '3' ||
+			    optarg[1] != '\0') {
 				errx(EXIT_USAGE, "--debug: expected a level 0-3, not \"%s\"", optarg);
+			}
 			o->debug = optarg;
 			break;
 		case 'S':
 			o->syslog = 1;
 			break;
 		case 't':
-			if (optarg[0] == '\0')
+			if (optarg[0] == '\0') {
 				errx(EXIT_USAGE, "--trace: expected a file name or '-'");
+			}
 			o->trace = optarg;
 			break;
 		case 'T':
-			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0)
+			if (strcmp(optarg, "json") != 0 &&
+			    strcmp(optarg, "text") != 0) {
 				errx(EXIT_USAGE, "--trace-format: expected json or text, not \"%s\"",
 				     optarg);
+			}
 			o->trace_format = optarg;
 			break;
 		case 'k':
@@ -349,37 +379,50 @@ static int parse_args(struct opts *o, int argc, char **argv)
 			exit(EXIT_USAGE);
 		}
 	}
-	if (o->system != NULL)
+	if (o->system != NULL) {
 		check_system(o);
-	if (o->prepare != NULL && optind < argc)
+	}
+	if (o->prepare != NULL && optind < argc) {
 		errx(EXIT_USAGE, "--prepare runs no command (%s given)", argv[optind]);
-	if (o->prepare == NULL && optind >= argc)
+	}
+	if (o->prepare == NULL && optind >= argc) {
 		errx(EXIT_USAGE, "no command given (see --help)");
-	if (o->prepare != NULL && o->system == NULL && o->nusers == 0)
+	}
+	if (o->prepare != NULL && o->system == NULL && o->nusers == 0) {
 		errx(EXIT_USAGE, "--prepare needs --system or --user");
+	}
 	if (o->service_dir == NULL && o->nusers == 0 && o->system == NULL &&
-	    getenv("PAM_WRAPPER_SERVICE_DIR") == NULL)
+	    getenv("PAM_WRAPPER_SERVICE_DIR") == NULL) {
 		errx(EXIT_USAGE, "give --service-dir DIR, --user USER:PASSWORD or "
 		     "--system (see --help)");
-	if (o->ngroups > 0 && !o->nss)
+	}
+	if (o->ngroups > 0 && !o->nss) {
 		errx(EXIT_USAGE, "--group needs --nss (or --system)");
-	if (o->nswaps > 0 && o->system == NULL)
+	}
+	if (o->nswaps > 0 && o->system == NULL) {
 		errx(EXIT_USAGE, "--swap needs --system");
-	if (o->trace_format != NULL && o->trace == NULL)
+	}
+	if (o->trace_format != NULL && o->trace == NULL) {
 		errx(EXIT_USAGE, "--trace-format needs --trace");
-	if (o->nss && o->nusers == 0 && o->system == NULL)
+	}
+	if (o->nss && o->nusers == 0 && o->system == NULL) {
 		errx(EXIT_USAGE, "--nss needs at least one --user");
-	if (o->nservices > 0 && o->nusers == 0 && o->system == NULL)
+	}
+	if (o->nservices > 0 && o->nusers == 0 && o->system == NULL) {
 		errx(EXIT_USAGE, "--service needs at least one --user");
+	}
 	/* Users without a service may use every --service. */
 	for (size_t i = 0; i < o->nusers && o->system == NULL; i++) {
-		if (o->users[i].service != NULL && o->users[i].service[0] == '\0')
+		if (o->users[i].service != NULL &&
+		    o->users[i].service[0] == '\0') {
 			errx(EXIT_USAGE, "--user %s: an empty SERVICE is every "
 			     "service, which only --system has", o->users[i].name);
-		if (o->users[i].service == NULL && o->nservices == 0)
+		}
+		if (o->users[i].service == NULL && o->nservices == 0) {
 			errx(EXIT_USAGE,
 			     "--user %s: no service: use %s:PASSWORD:SERVICE or --service NAME",
 			     o->users[i].name, o->users[i].name);
+		}
 	}
 	return optind;
 }
@@ -405,8 +448,9 @@ static char *make_passdb(const struct opts *o)
 				u->flags ? ":" : "", u->flags ? u->flags : "");
 			continue;
 		}
-		for (size_t s = 0; s < o->nservices; s++)
+		for (size_t s = 0; s < o->nservices; s++) {
 			pwrap_buf_fmt(&b, "%s:%s:%s\n", u->name, u->password, o->services[s]);
+		}
 	}
 	if (b.failed) {
 		pwrap_buf_free(&b);
@@ -424,19 +468,24 @@ static int write_nss_files(const struct opts *o, const char *dir)
 	char *pw = NULL, *gr = NULL;
 	int rc = -1;
 
-	if (names == NULL || groups == NULL)
+	if (names == NULL || groups == NULL) {
 		goto out;
-	for (size_t i = 0; i < o->nusers; i++)
+	}
+	for (size_t i = 0; i < o->nusers; i++) {
 		names[i] = o->users[i].name;
+	}
 	for (size_t i = 0; i < o->ngroups; i++) {
 		groups[i].name = o->groups[i].name;
 		groups[i].members = o->groups[i].members;
 	}
-	if (pwrap_nss_files(dir, names, o->nusers, groups, o->ngroups, &pw, &gr) != 0)
+	if (pwrap_nss_files(dir, names, o->nusers, groups, o->ngroups, &pw,
+			    &gr) != 0) {
 		goto out;
+	}
 	if (setenv("NSS_WRAPPER_PASSWD", pw, 1) != 0 ||
-	    setenv("NSS_WRAPPER_GROUP", gr, 1) != 0)
+	    setenv("NSS_WRAPPER_GROUP", gr, 1) != 0) {
 		goto out;
+	}
 	rc = 0;
 out:
 	free(names);
@@ -467,25 +516,31 @@ static int setup_system(struct opts *o, const struct pwrap_paths *paths,
 	for (const char *m = "pam_matrix.so"; m != NULL;
 	     m = strcmp(m, "pam_matrix.so") == 0 ? "pam_double.so" : NULL) {
 		char *path = NULL;
-		if (asprintf(&path, "%s/%s", paths->moddir, m) < 0)
+		if (asprintf(&path, "%s/%s", paths->moddir, m) < 0) {
 			goto out;
+		}
 		int ok = access(path, R_OK) == 0;
-		if (!ok)
+		if (!ok) {
 			warnx("%s: module not found (use --module-dir)", path);
+		}
 		free(path);
-		if (!ok)
+		if (!ok) {
 			goto out;
+		}
 	}
-	if (pwrap_system_copy(&sys) != 0)
+	if (pwrap_system_copy(&sys) != 0) {
 		goto out;
+	}
 	if (asprintf(&svcdir, "%s/pam.d", dir) < 0 ||
-	    asprintf(&state, "%s/state", dir) < 0)
+	    asprintf(&state, "%s/state", dir) < 0) {
 		goto out;
+	}
 	if (write_nss_files(o, state) != 0 ||
 	    setenv("PAM_WRAPPER_SERVICE_DIR", svcdir, 1) != 0 ||
 	    setenv("PAM_WRAPPER_SYSTEM_DIR", state, 1) != 0 ||
-	    setenv("PAM_MATRIX_PASSWD", passdb, 1) != 0)
+	    setenv("PAM_MATRIX_PASSWD", passdb, 1) != 0) {
 		goto out;
+	}
 	rc = 0;
 out:
 	free(sysmod);
@@ -502,21 +557,26 @@ static int setup_private_dir(struct opts *o, const struct pwrap_paths *paths,
 	int rc = -1;
 
 	passdb_text = make_passdb(o);
-	if (passdb_text == NULL)
+	if (passdb_text == NULL) {
 		goto out;
-	if (pwrap_tool_write_file(dir, "passdb", passdb_text, &passdb) != 0)
+	}
+	if (pwrap_tool_write_file(dir, "passdb", passdb_text, &passdb) != 0) {
 		goto out;
+	}
 	if (o->system != NULL) {
 		rc = setup_system(o, paths, dir, passdb);
 		goto out;
 	}
-	if (setenv("PAM_MATRIX_PASSWD", passdb, 1) != 0)
+	if (setenv("PAM_MATRIX_PASSWD", passdb, 1) != 0) {
 		goto out;
+	}
 	if (o->service_dir == NULL) {
 		/* Every service a user names gets its file too. */
-		for (size_t i = 0; i < o->nusers; i++)
-			if (o->users[i].service != NULL)
+		for (size_t i = 0; i < o->nusers; i++) {
+			if (o->users[i].service != NULL) {
 				add_service(o, o->users[i].service);
+			}
+		}
 		if (asprintf(&module, "%s/pam_matrix.so", paths->moddir) < 0) {
 			module = NULL;
 			goto out;
@@ -526,20 +586,27 @@ static int setup_private_dir(struct opts *o, const struct pwrap_paths *paths,
 			goto out;
 		}
 		svc = pwrap_matrix_service(module, passdb);
-		if (svc == NULL)
+		if (svc == NULL) {
 			goto out;
-		for (size_t i = 0; i < o->nservices; i++)
-			if (pwrap_tool_write_file(dir, o->services[i], svc, NULL) != 0)
+		}
+		for (size_t i = 0; i < o->nservices; i++) {
+			if (pwrap_tool_write_file(dir, o->services[i], svc,
+						  NULL) != 0) {
 				goto out;
-		if (setenv("PAM_WRAPPER_SERVICE_DIR", dir, 1) != 0)
+			}
+		}
+		if (setenv("PAM_WRAPPER_SERVICE_DIR", dir, 1) != 0) {
 			goto out;
+		}
 	}
-	if (o->nss && write_nss_files(o, dir) != 0)
+	if (o->nss && write_nss_files(o, dir) != 0) {
 		goto out;
+	}
 	rc = 0;
 out:
-	if (passdb_text != NULL)
+	if (passdb_text != NULL) {
 		explicit_bzero(passdb_text, strlen(passdb_text));
+	}
 	free(passdb_text);
 	free(passdb);
 	free(module);
@@ -554,13 +621,16 @@ static int trace_env(const struct opts *o)
 	char *cwd = NULL, *abs = NULL;
 	int rc;
 
-	if (o->trace == NULL)
+	if (o->trace == NULL) {
 		return 0;
+	}
 	if (o->trace_format != NULL &&
-	    setenv("PAM_WRAPPER_TRACE_FORMAT", o->trace_format, 1) != 0)
+	    setenv("PAM_WRAPPER_TRACE_FORMAT", o->trace_format, 1) != 0) {
 		return -1;
-	if (strcmp(o->trace, "-") == 0 || o->trace[0] == '/')
+	}
+	if (strcmp(o->trace, "-") == 0 || o->trace[0] == '/') {
 		return setenv("PAM_WRAPPER_TRACE", o->trace, 1);
+	}
 	cwd = getcwd(NULL, 0);
 	if (cwd == NULL || asprintf(&abs, "%s/%s", cwd, o->trace) < 0) {
 		free(cwd);
@@ -585,11 +655,13 @@ static void print_env(const char *preload)
 	for (size_t i = 0; names[i] != NULL; i++) {
 		const char *v = strcmp(names[i], "PAM_WRAPPER") == 0 ? "1"
 			: getenv(names[i]);
-		if (v == NULL)
+		if (v == NULL) {
 			continue;
+		}
 		printf("%s='", names[i]);
-		for (const char *p = v; *p; p++)
+		for (const char *p = v; *p; p++) {
 			fputs(*p == '\'' ? "'\\''" : (char[]){ *p, 0 }, stdout);
+		}
 		fputs("'\n", stdout);
 	}
 }
@@ -599,8 +671,9 @@ static int run(char **argv)
 {
 	pid_t pid = pwrap_guard_fork();
 
-	if (pid < 0)
+	if (pid < 0) {
 		return 126;
+	}
 	if (pid == 0) {
 		execvp(argv[0], argv);
 		int e = errno;
@@ -654,23 +727,27 @@ int main(int argc, char **argv)
 
 	if (o.nss) {
 		nsslib = pwrap_find_nss_wrapper();
-		if (nsslib == NULL)
+		if (nsslib == NULL) {
 			errx(EXIT_USAGE, "--nss: libnss_wrapper.so is not installed "
 					 "(Debian: apt-get install libnss-wrapper; or set "
 					 "PAM_WRAPPER_NSS_LIB)");
+		}
 	}
-	if (pwrap_locate(o.lib, o.moddir, &paths) != 0)
+	if (pwrap_locate(o.lib, o.moddir, &paths) != 0) {
 		goto out;
+	}
 	if (nsslib != NULL && strpbrk(nsslib, " \t\n:") != NULL) {
 		warnx("--nss: %s: LD_PRELOAD cannot hold a path with a blank or ':'",
 		      nsslib);
 		goto out;
 	}
-	if (nsslib != NULL)
+	if (nsslib != NULL) {
 		pwrap_buf_fmt(&preload, "%s:", nsslib);
+	}
 	pwrap_buf_str(&preload, paths.lib);
-	if (preload.failed)
+	if (preload.failed) {
 		goto out;
+	}
 	if (o.prepare != NULL) {
 		status = prepare(&o, &paths, preload.p);
 		goto out;
@@ -678,8 +755,9 @@ int main(int argc, char **argv)
 	/* Never run the command unwrapped: start again under LD_PRELOAD
 	 * first (before anything is made) and check the wrapper is there. */
 	again = pwrap_reexec_wrapped(REEXEC_MARK, paths.lib, preload.p, argv);
-	if (again < 0 || (!again && pwrap_preload_prepend(preload.p) != 0))
+	if (again < 0 || (!again && pwrap_preload_prepend(preload.p) != 0)) {
 		goto out;
+	}
 	pwrap_guard_start();
 
 	if (o.service_dir != NULL) {
@@ -690,18 +768,22 @@ int main(int argc, char **argv)
 		}
 		int ok = setenv("PAM_WRAPPER_SERVICE_DIR", real, 1) == 0;
 		free(real);
-		if (!ok)
+		if (!ok) {
 			goto out;
+		}
 	}
 	if (o.nusers > 0 || o.system != NULL) {
 		dir = pwrap_tmp_make("pwrap_launch");
-		if (dir == NULL)
+		if (dir == NULL) {
 			goto out;
-		if (o.keep)
+		}
+		if (o.keep) {
 			fprintf(stderr, "pam_wrapper: private directory %s (kept)\n",
 				dir->path);
-		if (setup_private_dir(&o, &paths, dir->path) != 0)
+		}
+		if (setup_private_dir(&o, &paths, dir->path) != 0) {
 			goto out;
+		}
 	}
 
 	if (setenv("PAM_WRAPPER", "1", 1) != 0 ||
@@ -714,15 +796,17 @@ int main(int argc, char **argv)
 	}
 	if (o.system != NULL &&
 	    pwrap_system_trace(dir->path, getenv("PAM_WRAPPER_TRACE"),
-			       getenv("PAM_WRAPPER_TRACE_FORMAT")) != 0)
+			       getenv("PAM_WRAPPER_TRACE_FORMAT")) != 0) {
 		goto out;
+	}
 
 	status = run(argv + cmd);
 out:
-	if (o.keep)
+	if (o.keep) {
 		pwrap_tmp_keep(dir);
-	else
+	} else {
 		(void)pwrap_tmp_remove(dir);
+	}
 	for (size_t i = 0; i < o.nusers; i++) {
 		explicit_bzero(o.users[i].spec, strlen(o.users[i].name) + 1 +
 						strlen(o.users[i].password));
@@ -730,11 +814,13 @@ out:
 	}
 	free(o.users);
 	free(o.services);
-	for (size_t i = 0; i < o.ngroups; i++)
+	for (size_t i = 0; i < o.ngroups; i++) {
 		free(o.groups[i].spec);
+	}
 	free(o.groups);
-	for (size_t i = 0; i < o.nswaps; i++)
+	for (size_t i = 0; i < o.nswaps; i++) {
 		pwrap_sys_swap_free(&o.swaps[i]);
+	}
 	free(o.swaps);
 	free(nsslib);
 	pwrap_buf_free(&preload);

@@ -208,14 +208,17 @@ static int check_system(const struct scenario *sc, const char *moddir,
 	const char *dir = tmp != NULL ? tmp->path : NULL;
 	int errors = 1;
 
-	for (size_t i = 0; names != NULL && i < sc->nsvcs; i++)
+	for (size_t i = 0; names != NULL && i < sc->nsvcs; i++) {
 		names[i] = sc->svcs[i].name;
+	}
 	if (asprintf((char **)&sys.prog, "%s:%d: service-dir system", sc->path,
-		     sc->service_dir_line) < 0)
+		     sc->service_dir_line) < 0) {
 		sys.prog = NULL;
+	}
 	sys.dir = dir;
-	if (names != NULL && dir != NULL && sys.prog != NULL)
+	if (names != NULL && dir != NULL && sys.prog != NULL) {
 		errors = pwrap_system_copy(&sys) != 0;
+	}
 	(void)pwrap_tmp_remove(tmp);
 	free((char *)sys.prog);
 	free(names);
@@ -229,8 +232,9 @@ int scenario_check_modules(const struct scenario *sc, const char *moddir,
 			      .sysmoddir = sysmoddir };
 	const char *dir = INLINE;
 
-	if (sc->system != NULL)
+	if (sc->system != NULL) {
 		return check_system(sc, moddir, sysmoddir);
+	}
 
 	pamconf_rules_linked(&ck.r);
 	for (size_t i = 0; i < sc->nsvcs; i++) {

@@ -84,8 +84,9 @@ static bool std_fds_opened(void)
 	for (int fd = 0; fd <= 2; fd++) {
 		int got;
 
-		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) {
 			continue;
+		}
 		got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
 		if (got != fd) {
 			/* cannot happen: the lowest free number is fd */
@@ -104,13 +105,16 @@ static const char **all_secrets(const struct scenario *scs, int nfiles,
 	const char **v;
 	size_t total = 0;
 
-	for (int i = 0; i < nfiles; i++)
+	for (int i = 0; i < nfiles; i++) {
 		total += scs[i].nsecrets;
+	}
 	v = calloc(total + 1, sizeof(*v));
 	*n = 0;
-	for (int i = 0; v != NULL && i < nfiles; i++)
-		for (size_t j = 0; j < scs[i].nsecrets; j++)
+	for (int i = 0; v != NULL && i < nfiles; i++) {
+		for (size_t j = 0; j < scs[i].nsecrets; j++) {
 			v[(*n)++] = scs[i].secrets[j];
+		}
+	}
 	return v;
 }
 
@@ -148,11 +152,13 @@ static int check_modules(struct scenario *scs, int nfiles, const char *lib,
 
 	/* Without the library our module dir is unknown: bare names of our
 	 * modules are then reported as missing, with the reason. */
-	if (pwrap_locate(lib, moddir, &paths) != 0)
+	if (pwrap_locate(lib, moddir, &paths) != 0) {
 		paths.moddir = NULL;
+	}
 	pamtest_moddir = paths.moddir;	/* ${MODULE_DIR} */
-	for (int i = 0; i < nfiles; i++)
+	for (int i = 0; i < nfiles; i++) {
 		errors += scenario_check_modules(&scs[i], paths.moddir, sysmoddir);
+	}
 	free(sysmoddir);
 	pwrap_paths_free(&paths);
 	return errors > 0 ? EXIT_USAGE : 0;
@@ -196,22 +202,24 @@ int main(int argc, char **argv)
 	 * explore's table) written to /dev/null would look like a pass. */
 	stdout_closed = std_fds_opened();
 	if (argc > 1 && strcmp(argv[1], "explore") == 0) {
-		if (stdout_closed)
+		if (stdout_closed) {
 			errx(EXIT_USAGE, "standard output is closed: nowhere to "
 			     "write the table");
+		}
 		return explore_main(argc, argv);
 	}
 	while ((c = getopt_long(argc, argv, "f:o:qckD:t:l:m:hV", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (strcmp(optarg, "human") == 0)
+			if (strcmp(optarg, "human") == 0) {
 				rep.fmt = FMT_HUMAN;
-			else if (strcmp(optarg, "tap") == 0)
+			} else if (strcmp(optarg, "tap") == 0) {
 				rep.fmt = FMT_TAP;
-			else if (strcmp(optarg, "junit") == 0)
+			} else if (strcmp(optarg, "junit") == 0) {
 				rep.fmt = FMT_JUNIT;
-			else
+			} else {
 				errx(EXIT_USAGE, "--format: expected human, tap or junit, not \"%s\"", optarg);
+			}
 			break;
 		case 'o':
 			output = optarg;
@@ -226,20 +234,26 @@ int main(int argc, char **argv)
 			keep = 1;
 			break;
 		case 'D':
-			if (optarg[0] < '0' || optarg[0] > '3' || optarg[1] != '\0')
+			if (optarg[0] < '0' || optarg[0] > '3' ||
+			    optarg[1] != '\0') {
 				errx(EXIT_USAGE, "--debug: expected a level 0-3, not \"%s\"", optarg);
-			if (setenv("PAM_WRAPPER_DEBUGLEVEL", optarg, 1) != 0)
+			}
+			if (setenv("PAM_WRAPPER_DEBUGLEVEL", optarg, 1) != 0) {
 				err(EXIT_USAGE, "setenv");
+			}
 			break;
 		case 't':
-			if (optarg[0] == '\0')
+			if (optarg[0] == '\0') {
 				errx(EXIT_USAGE, "--trace: expected a file name or '-'");
+			}
 			pamtest_trace = optarg;
 			break;
 		case 'T':
-			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0)
+			if (strcmp(optarg, "json") != 0 &&
+			    strcmp(optarg, "text") != 0) {
 				errx(EXIT_USAGE, "--trace-format: expected json or text, not \"%s\"",
 				     optarg);
+			}
 			pamtest_trace_format = optarg;
 			break;
 		case 'l':
@@ -260,16 +274,19 @@ int main(int argc, char **argv)
 		}
 	}
 	nfiles = argc - optind;
-	if (nfiles <= 0)
+	if (nfiles <= 0) {
 		errx(EXIT_USAGE, "no scenario file given (see --help)");
-	if (stdout_closed && output == NULL && !check)
+	}
+	if (stdout_closed && output == NULL && !check) {
 		errx(EXIT_USAGE, "standard output is closed: nowhere to write the "
 		     "report (use -o FILE)");
+	}
 
 	scs = calloc((size_t)nfiles, sizeof(*scs));
 	frs = calloc((size_t)nfiles, sizeof(*frs));
-	if (scs == NULL || frs == NULL)
+	if (scs == NULL || frs == NULL) {
 		err(EXIT_USAGE, "out of memory");
+	}
 	/* Parse everything first: a malformed file stops the run before any PAM call. */
 	for (int i = 0; i < nfiles; i++) {
 		if (scenario_parse(argv[optind + i], &scs[i]) != 0) {
@@ -278,8 +295,9 @@ int main(int argc, char **argv)
 		}
 		rep.total += scenario_ntests(&scs[i]);
 	}
-	if (bad)
+	if (bad) {
 		goto out;
+	}
 	if (check) {
 		status = check_modules(scs, nfiles, lib, moddir);
 		goto out;
@@ -290,26 +308,30 @@ int main(int argc, char **argv)
 	} else if (!pwrap_wrapped()) {
 		goto out;
 	}
-	for (int i = 0; i < nfiles; i++)
+	for (int i = 0; i < nfiles; i++) {
 		any_system |= scs[i].system != NULL;
+	}
 	if (any_system && (nsslib = pwrap_find_nss_wrapper()) != NULL &&
 	    strpbrk(nsslib, " \t\n:") == NULL && paths.lib != NULL &&
-	    asprintf(&preload, "%s:%s", nsslib, paths.lib) < 0)
+	    asprintf(&preload, "%s:%s", nsslib, paths.lib) < 0) {
 		preload = NULL;
+	}
 	/* The scenarios run in a child; this process removes their
 	 * directories whatever signal comes (--keep: each is kept). */
 	/* Every password and answer is masked in whatever the scenarios'
 	 * process writes to stderr (modules' log lines included). */
 	secrets = all_secrets(scs, nfiles, &masks.n);
-	if (secrets == NULL)
+	if (secrets == NULL) {
 		err(EXIT_USAGE, "out of memory");
+	}
 	masks.secrets = secrets;
 	pid = pwrap_guard_wrapped(REEXEC_MARK, paths.lib,
 				  preload != NULL ? preload : paths.lib, argv,
 				  "pamtest", keep, &masks,
 				  any_system ? nss_setup : NULL, &top, &status);
-	if (pid != 0)
+	if (pid != 0) {
 		goto out;
+	}
 
 	if (output != NULL) {
 		rep.out = fopen(output, "w");
@@ -320,8 +342,9 @@ int main(int argc, char **argv)
 	}
 	report_begin(&rep);
 	for (int i = 0; i < nfiles; i++) {
-		if (scenario_run(&scs[i], &frs[i], keep) != 0)
+		if (scenario_run(&scs[i], &frs[i], keep) != 0) {
 			setup_failed = 1;
+		}
 		report_file(&rep, &frs[i]);
 	}
 	report_end(&rep, frs, (size_t)nfiles);

@@ -42,9 +42,11 @@ static const struct name ops[] = {
 
 static const char *by_value(const struct name *t, size_t n, int v)
 {
-	for (size_t i = 0; i < n; i++)
-		if (t[i].value == v)
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].value == v) {
 			return t[i].name;
+		}
+	}
 	return NULL;
 }
 
@@ -67,8 +69,9 @@ const char *pam_code_name(int code)
 	static char buf[32]; /* only for unknown codes; single-threaded tool */
 	const char *n = pwrap_code_name(code);
 
-	if (n != NULL)
+	if (n != NULL) {
 		return n;
+	}
 	snprintf(buf, sizeof(buf), "PAM code %d", code);
 	return buf;
 }
@@ -78,13 +81,16 @@ int parse_pam_code(const char *s, int *out)
 	char *end;
 	long v;
 
-	if (pwrap_code_parse(s, out) == 0)
+	if (pwrap_code_parse(s, out) == 0) {
 		return 0;
-	if (!isdigit((unsigned char)s[0]))
+	}
+	if (!isdigit((unsigned char)s[0])) {
 		return -1;
+	}
 	v = strtol(s, &end, 10);
-	if (*end != '\0' || v > 1000)
+	if (*end != '\0' || v > 1000) {
 		return -1;
+	}
 	*out = (int)v;
 	return 0;
 }
@@ -100,11 +106,13 @@ int parse_op(const char *s, enum op *out)
 	int v;
 	size_t i;
 
-	for (i = 0; s[i] != '\0' && i < sizeof(buf) - 1; i++)
+	for (i = 0; s[i] != '\0' && i < sizeof(buf) - 1; i++) {
 		buf[i] = s[i] == '-' ? '_' : s[i];
+	}
 	buf[i] = '\0';
-	if (s[i] != '\0' || by_name(ops, COUNT(ops), buf, &v) != 0)
+	if (s[i] != '\0' || by_name(ops, COUNT(ops), buf, &v) != 0) {
 		return -1;
+	}
 	*out = (enum op)v;
 	return 0;
 }

@@ -77,8 +77,9 @@ static void item_error(struct cur *c, const char *w)
 
 static void skip_ws(struct cur *c)
 {
-	while (*c->p == ' ' || *c->p == '\t')
+	while (*c->p == ' ' || *c->p == '\t') {
 		c->p++;
+	}
 }
 
 static int at_end(struct cur *c)
@@ -123,8 +124,9 @@ static char *read_quoted(struct cur *c)
 			free(out);
 			return NULL;
 		}
-		if (ch == '"')
+		if (ch == '"') {
 			break;
+		}
 		if (ch == '\\') {
 			char e = *c->p++;
 			switch (e) {
@@ -160,11 +162,13 @@ static char *read_word(struct cur *c, const char *what)
 		perr(c, "missing %s", what);
 		return NULL;
 	}
-	if (*c->p == '"')
+	if (*c->p == '"') {
 		return read_quoted(c);
+	}
 	s = c->p;
-	while (*c->p != '\0' && *c->p != ' ' && *c->p != '\t')
+	while (*c->p != '\0' && *c->p != ' ' && *c->p != '\t') {
 		c->p++;
+	}
 	return strndup(s, (size_t)(c->p - s));
 }
 
@@ -214,8 +218,9 @@ static int read_match(struct cur *c, struct match *m, const char *what)
 				perr(c, "unterminated /regular expression/");
 				return -1;
 			}
-			if (ch == '/')
+			if (ch == '/') {
 				break;
+			}
 			if (ch == '\\' && *c->p == '/') {
 				ch = '/';
 				c->p++;
@@ -252,8 +257,9 @@ static int expect_end(struct cur *c)
 
 static void add_secret(struct scenario *sc, const char *s)
 {
-	if (s == NULL || s[0] == '\0')
+	if (s == NULL || s[0] == '\0') {
 		return;
+	}
 	sc->secrets = xrealloc(sc->secrets, sc->nsecrets + 1, sizeof(char *));
 	sc->secrets[sc->nsecrets++] = xstrdup(s);
 }
@@ -265,11 +271,14 @@ static int secret_name(const char *name)
 
 static int valid_env_name(const char *s)
 {
-	if (s[0] == '\0' || isdigit((unsigned char)s[0]))
+	if (s[0] == '\0' || isdigit((unsigned char)s[0])) {
 		return 0;
-	for (; *s != '\0'; s++)
-		if (!isalnum((unsigned char)*s) && *s != '_')
+	}
+	for (; *s != '\0'; s++) {
+		if (!isalnum((unsigned char)*s) && *s != '_') {
 			return 0;
+		}
+	}
 	return 1;
 }
 
@@ -278,12 +287,14 @@ static int read_code(struct cur *c, int *code)
 	char *w = read_word(c, "PAM code after `expect`");
 	int rc = -1;
 
-	if (w == NULL)
+	if (w == NULL) {
 		return -1;
-	if (parse_pam_code(w, code) != 0)
+	}
+	if (parse_pam_code(w, code) != 0) {
 		perr(c, "unknown PAM code \"%s\" (e.g. PAM_SUCCESS, PAM_AUTH_ERR or a number)", w);
-	else
+	} else {
 		rc = 0;
+	}
 	free(w);
 	return rc;
 }
@@ -336,8 +347,9 @@ static int read_assign(struct cur *c, const char *what, char **name, char **valu
 	}
 	if (*c->p == '"') {
 		char *w = read_quoted(c);
-		if (w == NULL)
+		if (w == NULL) {
 			return -1;
+		}
 		char *eq = strchr(w, '=');
 		if (eq != NULL) {
 			*value = xstrdup(eq + 1);
@@ -347,26 +359,31 @@ static int read_assign(struct cur *c, const char *what, char **name, char **valu
 		return 0;
 	}
 	const char *s = c->p;
-	while (*c->p != '\0' && *c->p != ' ' && *c->p != '\t' && *c->p != '=')
+	while (*c->p != '\0' && *c->p != ' ' && *c->p != '\t' && *c->p != '=') {
 		c->p++;
+	}
 	*name = strndup(s, (size_t)(c->p - s));
-	if (*name == NULL)
+	if (*name == NULL) {
 		return -1;
-	if (*c->p != '=')
+	}
+	if (*c->p != '=') {
 		return 0;
+	}
 	c->p++;
-	if (*c->p == '\0' || *c->p == ' ' || *c->p == '\t')
+	if (*c->p == '\0' || *c->p == ' ' || *c->p == '\t') {
 		*value = xstrdup("");
-	else
+	} else {
 		*value = read_word(c, "value");
+	}
 	return *value != NULL ? 0 : -1;
 }
 
 /* read_assign() for environment variables: checks the name. */
 static int read_env_assign(struct cur *c, const char *what, char **name, char **value)
 {
-	if (read_assign(c, what, name, value) != 0)
+	if (read_assign(c, what, name, value) != 0) {
 		return -1;
+	}
 	if (!valid_env_name(*name)) {
 		perr(c, "invalid environment variable name \"%s\"", *name);
 		return -1;
@@ -379,10 +396,12 @@ static int parse_service(struct scenario *sc, struct cur *c)
 	char *name = read_word(c, "service name");
 	const char *why;
 
-	if (name == NULL)
+	if (name == NULL) {
 		return -1;
-	if (expect_end(c) != 0)
+	}
+	if (expect_end(c) != 0) {
 		goto fail;
+	}
 	if (!pwrap_valid_service_name(name)) {
 		perr(c, "invalid service name \"%s\"", name);
 		goto fail;
@@ -416,16 +435,21 @@ static int parse_system(struct scenario *sc, struct cur *c, char *word)
 	int rc = -1;
 
 	free(word);
-	if (!at_end(c) && (path = read_word(c, "directory after `service-dir system`")) == NULL)
+	if (!at_end(c) &&
+	    (path = read_word(c, "directory after `service-dir system`")) ==
+		    NULL) {
 		goto out;
-	if (expect_end(c) != 0)
+	}
+	if (expect_end(c) != 0) {
 		goto out;
-	if (path == NULL)
+	}
+	if (path == NULL) {
 		full = xstrdup(PWRAP_SYSTEM_SRC);
-	else if (path[0] == '/')
+	} else if (path[0] == '/') {
 		full = xstrdup(path);
-	else if (asprintf(&full, "%s/%s", sc->dir, path) < 0)
+	} else if (asprintf(&full, "%s/%s", sc->dir, path) < 0) {
 		goto out;
+	}
 	sc->system = realpath(full, NULL);
 	if (sc->system == NULL) {
 		perr(c, "service-dir system %s: %s", full, strerror(errno));
@@ -453,14 +477,17 @@ static int parse_service_dir(struct scenario *sc, struct cur *c)
 		perr(c, "`service-dir` given twice (first at line %d)", sc->service_dir_line);
 		goto fail;
 	}
-	if (path != NULL && strcmp(path, "system") == 0)
+	if (path != NULL && strcmp(path, "system") == 0) {
 		return parse_system(sc, c, path);
-	if (path == NULL || expect_end(c) != 0)
+	}
+	if (path == NULL || expect_end(c) != 0) {
 		goto fail;
-	if (path[0] == '/')
+	}
+	if (path[0] == '/') {
 		full = xstrdup(path);
-	else if (asprintf(&full, "%s/%s", sc->dir, path) < 0)
+	} else if (asprintf(&full, "%s/%s", sc->dir, path) < 0) {
 		goto fail;
+	}
 	sc->service_dir = realpath(full, NULL);
 	if (sc->service_dir == NULL) {
 		perr(c, "service-dir %s: %s", full, strerror(errno));
@@ -486,8 +513,9 @@ static int parse_group(struct scenario *sc, struct cur *c)
 
 	g.line = c->line;
 	g.members = xstrdup("");
-	if (name == NULL)
+	if (name == NULL) {
 		goto fail;
+	}
 	g.name = name;
 	if (strpbrk(name, ":,\n ") != NULL || (why = pwrap_user_name_problem(name)) != NULL) {
 		perr(c, "invalid group name \"%s\"", name);
@@ -501,8 +529,9 @@ static int parse_group(struct scenario *sc, struct cur *c)
 		}
 	}
 	while (!at_end(c)) {
-		if ((u = read_word(c, "member")) == NULL)
+		if ((u = read_word(c, "member")) == NULL) {
 			goto fail;
+		}
 		if (u[0] == '\0' || strpbrk(u, ":,\n ") != NULL) {
 			perr(c, "invalid member \"%s\" of group %s", u, name);
 			free(u);
@@ -512,8 +541,9 @@ static int parse_group(struct scenario *sc, struct cur *c)
 		len += (size_t)sprintf(g.members + len, "%s%s", len ? "," : "", u);
 		free(u);
 	}
-	if (sc->ngroups == 0)
+	if (sc->ngroups == 0) {
 		sc->group_line = c->line;
+	}
 	sc->groups = xrealloc(sc->groups, sc->ngroups + 1, sizeof(g));
 	sc->groups[sc->ngroups++] = g;
 	return 0;
@@ -541,8 +571,9 @@ static int parse_swap(struct scenario *sc, struct cur *c)
 		return -1;
 	}
 	free(w);
-	if (sc->nswaps == 0)
+	if (sc->nswaps == 0) {
 		sc->swap_line = c->line;
+	}
 	sc->swaps = xrealloc(sc->swaps, sc->nswaps + 1, sizeof(sw));
 	sc->swaps[sc->nswaps++] = sw;
 	return 0;
@@ -555,8 +586,10 @@ static int parse_write(struct scenario *sc, struct cur *c, int remove)
 	struct step *s = new_step(sc, STEP_WRITE, c->line);
 	const char *p;
 
-	if ((s->name = read_word(c, "path below the private directory")) == NULL)
+	if ((s->name = read_word(c, "path below the private directory")) ==
+	    NULL) {
 		return -1;
+	}
 	p = s->name;
 	if (p[0] == '/' || p[0] == '\0' || strcmp(p, "..") == 0 ||
 	    strncmp(p, "../", 3) == 0 || strstr(p, "/../") != NULL ||
@@ -565,8 +598,9 @@ static int parse_write(struct scenario *sc, struct cur *c, int remove)
 		     "(no leading '/', no '..')", p);
 		return -1;
 	}
-	if (!remove && (s->value = read_word(c, "the file's text")) == NULL)
+	if (!remove && (s->value = read_word(c, "the file's text")) == NULL) {
 		return -1;
+	}
 	return expect_end(c);
 }
 
@@ -577,17 +611,22 @@ static int parse_user(struct scenario *sc, struct cur *c)
 
 	u.line = c->line;
 	u.name = read_word(c, "user name");
-	if (u.name == NULL)
+	if (u.name == NULL) {
 		goto fail;
+	}
 	u.password = read_word(c, "password after the user name");
-	if (u.password == NULL)
+	if (u.password == NULL) {
 		goto fail;
-	if (!at_end(c) && (u.service = read_word(c, "service")) == NULL)
+	}
+	if (!at_end(c) && (u.service = read_word(c, "service")) == NULL) {
 		goto fail;
-	if (!at_end(c) && (u.flags = read_word(c, "account flags")) == NULL)
+	}
+	if (!at_end(c) && (u.flags = read_word(c, "account flags")) == NULL) {
 		goto fail;
-	if (expect_end(c) != 0)
+	}
+	if (expect_end(c) != 0) {
 		goto fail;
+	}
 	if (u.flags != NULL && !tool_valid_account_flags(u.flags)) {
 		perr(c, "unknown account flag in \"%s\" (known: expired, "
 		     "must_change, locked, separated by ',')", u.flags);
@@ -635,8 +674,10 @@ static int parse_start(struct scenario *sc, struct cur *c)
 				perr(c, "`user` given twice");
 				return -1;
 			}
-			if ((s->user = read_word(c, "user name after `user`")) == NULL)
+			if ((s->user = read_word(
+				     c, "user name after `user`")) == NULL) {
 				return -1;
+			}
 		} else if (accept_word(c, "no-user")) {
 			if (s->user != NULL || s->no_user) {
 				perr(c, "`no-user` and `user` exclude each other");
@@ -648,12 +689,16 @@ static int parse_start(struct scenario *sc, struct cur *c)
 				perr(c, "`service` given twice");
 				return -1;
 			}
-			if ((s->service = read_word(c, "service name after `service`")) == NULL)
+			if ((s->service = read_word(
+				     c, "service name after `service`")) ==
+			    NULL) {
 				return -1;
+			}
 		} else if (accept_word(c, "expect")) {
 			/* An expected pam_start result makes the start a test point. */
-			if (read_code(c, &s->expected) != 0)
+			if (read_code(c, &s->expected) != 0) {
 				return -1;
+			}
 			s->has_expect = 1;
 			return expect_end(c);
 		} else {
@@ -672,8 +717,9 @@ static int parse_run(struct scenario *sc, struct cur *c)
 			       "open_session or close_session)");
 
 	s->expected = PAM_SUCCESS;
-	if (w == NULL)
+	if (w == NULL) {
 		return -1;
+	}
 	if (parse_op(w, &s->op) != 0) {
 		perr(c, "unknown operation \"%s\" (authenticate, setcred, acct_mgmt, chauthtok, "
 			"open_session or close_session)", w);
@@ -684,12 +730,14 @@ static int parse_run(struct scenario *sc, struct cur *c)
 	while (!at_end(c)) {
 		int flag;
 		if (accept_word(c, "expect")) {
-			if (read_code(c, &s->expected) != 0)
+			if (read_code(c, &s->expected) != 0) {
 				return -1;
+			}
 			return expect_end(c);
 		}
-		if ((w = read_word(c, "flag")) == NULL)
+		if ((w = read_word(c, "flag")) == NULL) {
 			return -1;
+		}
 		if (parse_flag(w, &flag) != 0) {
 			perr(c, "unknown flag \"%s\" (PAM_SILENT, PAM_DISALLOW_NULL_AUTHTOK, "
 				"PAM_ESTABLISH_CRED, PAM_DELETE_CRED, PAM_REINITIALIZE_CRED, "
@@ -708,8 +756,9 @@ static int parse_end(struct scenario *sc, struct cur *c)
 	struct step *s = new_step(sc, STEP_END, c->line);
 
 	s->expected = PAM_SUCCESS;
-	if (accept_word(c, "expect") && read_code(c, &s->expected) != 0)
+	if (accept_word(c, "expect") && read_code(c, &s->expected) != 0) {
 		return -1;
+	}
 	return expect_end(c);
 }
 
@@ -717,8 +766,10 @@ static int parse_setenv(struct scenario *sc, struct cur *c, int unset)
 {
 	struct step *s = new_step(sc, STEP_SETENV, c->line);
 
-	if (read_env_assign(c, unset ? "variable name" : "NAME=VALUE", &s->name, &s->value) != 0)
+	if (read_env_assign(c, unset ? "variable name" : "NAME=VALUE", &s->name,
+			    &s->value) != 0) {
 		return -1;
+	}
 	if (unset && s->value != NULL) {
 		perr(c, "`unsetenv` takes a name, not NAME=VALUE");
 		return -1;
@@ -727,8 +778,9 @@ static int parse_setenv(struct scenario *sc, struct cur *c, int unset)
 		perr(c, "`setenv` takes NAME=VALUE");
 		return -1;
 	}
-	if (s->value != NULL && secret_name(s->name))
+	if (s->value != NULL && secret_name(s->name)) {
 		add_secret(sc, s->value);
+	}
 	return expect_end(c);
 }
 
@@ -737,10 +789,13 @@ static int parse_putenv(struct scenario *sc, struct cur *c)
 {
 	struct step *s = new_step(sc, STEP_PUTENV, c->line);
 
-	if (read_env_assign(c, "NAME=VALUE (or NAME to remove it)", &s->name, &s->value) != 0)
+	if (read_env_assign(c, "NAME=VALUE (or NAME to remove it)", &s->name,
+			    &s->value) != 0) {
 		return -1;
-	if (s->value != NULL && secret_name(s->name))
+	}
+	if (s->value != NULL && secret_name(s->name)) {
 		add_secret(sc, s->value);
+	}
 	return expect_end(c);
 }
 
@@ -749,8 +804,9 @@ static int read_item(struct cur *c, int *item)
 	char *w = read_word(c, "item name (PAM_USER, PAM_RHOST, ...)");
 	int rc = 0;
 
-	if (w == NULL)
+	if (w == NULL) {
 		return -1;
+	}
 	if (parse_item(w, item) != 0) {
 		item_error(c, w);
 		rc = -1;
@@ -763,12 +819,15 @@ static int parse_set_item(struct scenario *sc, struct cur *c)
 {
 	struct step *s = new_step(sc, STEP_SET_ITEM, c->line);
 
-	if (read_item(c, &s->item) != 0)
+	if (read_item(c, &s->item) != 0) {
 		return -1;
-	if ((s->value = read_word(c, "item value")) == NULL)
+	}
+	if ((s->value = read_word(c, "item value")) == NULL) {
 		return -1;
-	if (is_secret_item(s->item))
+	}
+	if (is_secret_item(s->item)) {
 		add_secret(sc, s->value);
+	}
 	return expect_end(c);
 }
 
@@ -777,21 +836,25 @@ static int parse_prompt(struct scenario *sc, struct cur *c)
 	struct step *run = current_run(sc, c, "prompt");
 	struct expect *e;
 
-	if (run == NULL)
+	if (run == NULL) {
 		return -1;
+	}
 	e = new_expect(run, EXP_PROMPT, c->line);
-	if (accept_word(c, "echo-on"))
+	if (accept_word(c, "echo-on")) {
 		e->style = PAM_PROMPT_ECHO_ON;
-	else if (accept_word(c, "echo-off"))
+	} else if (accept_word(c, "echo-off")) {
 		e->style = PAM_PROMPT_ECHO_OFF;
-	if (read_match(c, &e->m, "prompt text (\"text\" or /regex/)") != 0)
+	}
+	if (read_match(c, &e->m, "prompt text (\"text\" or /regex/)") != 0) {
 		return -1;
+	}
 	if (!accept_word(c, "answer")) {
 		perr(c, "expected `answer VALUE` after the prompt text");
 		return -1;
 	}
-	if ((e->answer = read_word(c, "answer after `answer`")) == NULL)
+	if ((e->answer = read_word(c, "answer after `answer`")) == NULL) {
 		return -1;
+	}
 	add_secret(sc, e->answer);
 	return expect_end(c);
 }
@@ -807,11 +870,13 @@ static long read_count(struct cur *c, const char *what, long max)
 	char *end = NULL;
 	long v = -1;
 
-	if (w == NULL)
+	if (w == NULL) {
 		return -1;
+	}
 	errno = 0;
-	if (w[0] >= '0' && w[0] <= '9')
+	if (w[0] >= '0' && w[0] <= '9') {
 		v = strtol(w, &end, 10);
+	}
 	if (v < 1 || v > max || errno != 0 || end == NULL || *end != '\0') {
 		perr(c, "%s must be a number from 1 to %ld, not \"%s\"", what, max, w);
 		v = -1;
@@ -845,8 +910,12 @@ static int parse_fault(struct scenario *sc, struct cur *c)
 	f->line = c->line;
 	f->code = PAM_CONV_ERR;
 	f->length = FAULT_LONG_DEFAULT;
-	if ((w = read_word(c, "fault kind (fail, null-resp, null-entry or long-answer)")) == NULL)
+	if ((w = read_word(
+		     c,
+		     "fault kind (fail, null-resp, null-entry or long-answer)")) ==
+	    NULL) {
 		return -1;
+	}
 	if (strcmp(w, "fail") == 0) {
 		f->kind = FAULT_FAIL;
 	} else if (strcmp(w, "null-resp") == 0) {
@@ -870,8 +939,10 @@ static int parse_fault(struct scenario *sc, struct cur *c)
 				return -1;
 			}
 			/* Call numbers as libpamtest's: below its "every call". */
-			if ((v = read_count(c, "call number after `at`", INT_MAX)) < 0)
+			if ((v = read_count(c, "call number after `at`",
+					    INT_MAX)) < 0) {
 				return -1;
+			}
 			f->at = (unsigned int)v;
 		} else if (accept_word(c, "code")) {
 			if (f->kind != FAULT_FAIL) {
@@ -882,8 +953,10 @@ static int parse_fault(struct scenario *sc, struct cur *c)
 				perr(c, "`code` given twice");
 				return -1;
 			}
-			if ((w = read_word(c, "PAM code after `code`")) == NULL)
+			if ((w = read_word(c, "PAM code after `code`")) ==
+			    NULL) {
 				return -1;
+			}
 			if (parse_pam_code(w, &f->code) != 0) {
 				perr(c, "unknown PAM code \"%s\" (e.g. PAM_CONV_ERR, PAM_BUF_ERR "
 					"or a number)", w);
@@ -905,8 +978,10 @@ static int parse_fault(struct scenario *sc, struct cur *c)
 				perr(c, "`length` given twice");
 				return -1;
 			}
-			if ((v = read_count(c, "length after `length`", FAULT_LONG_MAX)) < 0)
+			if ((v = read_count(c, "length after `length`",
+					    FAULT_LONG_MAX)) < 0) {
 				return -1;
+			}
 			f->length = (size_t)v;
 		} else {
 			perr(c, "unexpected \"%s\" (fault KIND [at N] [code CODE] "
@@ -922,12 +997,15 @@ static int parse_message(struct scenario *sc, struct cur *c, enum exp_kind kind,
 	struct step *run = current_run(sc, c, kw);
 	struct expect *e;
 
-	if (run == NULL)
+	if (run == NULL) {
 		return -1;
+	}
 	e = new_expect(run, kind, c->line);
 	if (kind == EXP_INFO || kind == EXP_ERROR) {
-		if (read_match(c, &e->m, "message text (\"text\" or /regex/)") != 0)
+		if (read_match(c, &e->m,
+			       "message text (\"text\" or /regex/)") != 0) {
 			return -1;
+		}
 	}
 	return expect_end(c);
 }
@@ -938,11 +1016,14 @@ static int parse_env(struct scenario *sc, struct cur *c, int absent)
 	struct expect *e;
 	char *value = NULL;
 
-	if (run == NULL)
+	if (run == NULL) {
 		return -1;
+	}
 	e = new_expect(run, absent ? EXP_ABSENT_ENV : EXP_ENV, c->line);
-	if (read_env_assign(c, "PAM environment variable name", &e->name, &value) != 0)
+	if (read_env_assign(c, "PAM environment variable name", &e->name,
+			    &value) != 0) {
 		goto fail;
+	}
 	if (absent && value != NULL) {
 		perr(c, "`absent-env` takes a name, not NAME=VALUE");
 		goto fail;
@@ -953,8 +1034,9 @@ static int parse_env(struct scenario *sc, struct cur *c, int absent)
 		value = NULL;
 	} else if (!absent && !at_end(c)) {
 		e->has_match = 1;
-		if (read_match(c, &e->m, "value") != 0)
+		if (read_match(c, &e->m, "value") != 0) {
 			goto fail;
+		}
 	}
 	return expect_end(c);
 fail:
@@ -970,11 +1052,14 @@ static int parse_item_expect(struct scenario *sc, struct cur *c, int absent)
 	char *name = NULL, *value = NULL;
 	int rc = -1;
 
-	if (run == NULL)
+	if (run == NULL) {
 		return -1;
+	}
 	e = new_expect(run, absent ? EXP_ABSENT_ITEM : EXP_ITEM, c->line);
-	if (read_assign(c, "item name (PAM_USER, PAM_RHOST, ...)", &name, &value) != 0)
+	if (read_assign(c, "item name (PAM_USER, PAM_RHOST, ...)", &name,
+			&value) != 0) {
 		goto out;
+	}
 	if (parse_item(name, &e->item) != 0) {
 		item_error(c, name);
 		goto out;
@@ -1008,77 +1093,81 @@ static int parse_directive(struct scenario *sc, struct cur *c)
 
 	skip_ws(c);
 	const char *s = c->p;
-	while (*c->p != '\0' && *c->p != ' ' && *c->p != '\t')
+	while (*c->p != '\0' && *c->p != ' ' && *c->p != '\t') {
 		c->p++;
+	}
 	kw = strndup(s, (size_t)(c->p - s));
-	if (kw == NULL)
+	if (kw == NULL) {
 		return -1;
-	if (strcmp(kw, "service") == 0)
+	}
+	if (strcmp(kw, "service") == 0) {
 		rc = parse_service(sc, c);
-	else if (strcmp(kw, "service-dir") == 0)
+	} else if (strcmp(kw, "service-dir") == 0) {
 		rc = parse_service_dir(sc, c);
-	else if (strcmp(kw, "user") == 0)
+	} else if (strcmp(kw, "user") == 0) {
 		rc = parse_user(sc, c);
-	else if (strcmp(kw, "group") == 0)
+	} else if (strcmp(kw, "group") == 0) {
 		rc = parse_group(sc, c);
-	else if (strcmp(kw, "swap") == 0)
+	} else if (strcmp(kw, "swap") == 0) {
 		rc = parse_swap(sc, c);
-	else if (strcmp(kw, "write-file") == 0)
+	} else if (strcmp(kw, "write-file") == 0) {
 		rc = parse_write(sc, c, 0);
-	else if (strcmp(kw, "remove-file") == 0)
+	} else if (strcmp(kw, "remove-file") == 0) {
 		rc = parse_write(sc, c, 1);
-	else if (strcmp(kw, "start") == 0)
+	} else if (strcmp(kw, "start") == 0) {
 		rc = parse_start(sc, c);
-	else if (strcmp(kw, "run") == 0)
+	} else if (strcmp(kw, "run") == 0) {
 		rc = parse_run(sc, c);
-	else if (strcmp(kw, "end") == 0)
+	} else if (strcmp(kw, "end") == 0) {
 		rc = parse_end(sc, c);
-	else if (strcmp(kw, "setenv") == 0)
+	} else if (strcmp(kw, "setenv") == 0) {
 		rc = parse_setenv(sc, c, 0);
-	else if (strcmp(kw, "unsetenv") == 0)
+	} else if (strcmp(kw, "unsetenv") == 0) {
 		rc = parse_setenv(sc, c, 1);
-	else if (strcmp(kw, "putenv") == 0)
+	} else if (strcmp(kw, "putenv") == 0) {
 		rc = parse_putenv(sc, c);
-	else if (strcmp(kw, "set-item") == 0)
+	} else if (strcmp(kw, "set-item") == 0) {
 		rc = parse_set_item(sc, c);
-	else if (strcmp(kw, "prompt") == 0)
+	} else if (strcmp(kw, "prompt") == 0) {
 		rc = parse_prompt(sc, c);
-	else if (strcmp(kw, "info") == 0)
+	} else if (strcmp(kw, "info") == 0) {
 		rc = parse_message(sc, c, EXP_INFO, kw);
-	else if (strcmp(kw, "error") == 0)
+	} else if (strcmp(kw, "error") == 0) {
 		rc = parse_message(sc, c, EXP_ERROR, kw);
-	else if (strcmp(kw, "no-info") == 0)
+	} else if (strcmp(kw, "no-info") == 0) {
 		rc = parse_message(sc, c, EXP_NO_INFO, kw);
-	else if (strcmp(kw, "no-error") == 0)
+	} else if (strcmp(kw, "no-error") == 0) {
 		rc = parse_message(sc, c, EXP_NO_ERROR, kw);
-	else if (strcmp(kw, "env") == 0)
+	} else if (strcmp(kw, "env") == 0) {
 		rc = parse_env(sc, c, 0);
-	else if (strcmp(kw, "absent-env") == 0)
+	} else if (strcmp(kw, "absent-env") == 0) {
 		rc = parse_env(sc, c, 1);
-	else if (strcmp(kw, "item") == 0)
+	} else if (strcmp(kw, "item") == 0) {
 		rc = parse_item_expect(sc, c, 0);
-	else if (strcmp(kw, "absent-item") == 0)
+	} else if (strcmp(kw, "absent-item") == 0) {
 		rc = parse_item_expect(sc, c, 1);
-	else if (strcmp(kw, "fault") == 0)
+	} else if (strcmp(kw, "fault") == 0) {
 		rc = parse_fault(sc, c);
-	else if (xp_scen_keyword(kw)) {
+	} else if (xp_scen_keyword(kw)) {
 		char **w = NULL;
 		size_t n = 0;
 
 		for (rc = 0; rc == 0 && !at_end(c); n++) {
 			w = xrealloc(w, n + 1, sizeof(*w));
-			if ((w[n] = read_word(c, "word")) == NULL)
+			if ((w[n] = read_word(c, "word")) == NULL) {
 				rc = -1;
+			}
 		}
-		if (rc == 0)
+		if (rc == 0) {
 			rc = xp_scen_parse(sc, kw, w, n, c->file, c->line, c->nerr);
-		for (size_t i = 0; i < n; i++)
+		}
+		for (size_t i = 0; i < n; i++) {
 			free(w[i]);
+		}
 		free(w);
-	}
-	else if (strcmp(kw, "auth") == 0 || strcmp(kw, "account") == 0 ||
-		 strcmp(kw, "password") == 0 || strcmp(kw, "session") == 0 ||
-		 strncmp(kw, "-", 1) == 0 || strcmp(kw, "@include") == 0) {
+	} else if (strcmp(kw, "auth") == 0 || strcmp(kw, "account") == 0 ||
+		   strcmp(kw, "password") == 0 || strcmp(kw, "session") == 0 ||
+		   strncmp(kw, "-", 1) == 0 || strcmp(kw, "@include") == 0) {
 		perr(c, "\"%s\" looks like a service file line: indent it directly below a "
 			"`service NAME` line", kw);
 		rc = -1;
@@ -1099,12 +1188,15 @@ static void check_vars(struct cur *c, const char *text)
 		const char *e = strchr(p, '}');
 		size_t n = e != NULL ? (size_t)(e - p - 2) : 0;
 		int ok = 0;
-		for (size_t i = 0; e != NULL && i < sizeof(vars) / sizeof(vars[0]); i++)
+		for (size_t i = 0;
+		     e != NULL && i < sizeof(vars) / sizeof(vars[0]); i++) {
 			ok |= strlen(vars[i]) == n && strncmp(vars[i], p + 2, n) == 0;
-		if (!ok)
+		}
+		if (!ok) {
 			perr(c, "unknown variable %.*s in service line (known: ${PASSDB}, "
 				"${MODULE_DIR}, ${SCENARIO_DIR}, ${DIR})",
 			     e != NULL ? (int)(e - p + 1) : (int)strlen(p), p);
+		}
 	}
 }
 
@@ -1113,11 +1205,13 @@ static void check_scenario(struct scenario *sc, struct cur *c)
 	int has_text = 0, has_run = 0;
 
 	c->line = 1;
-	if (sc->nsvcs == 0)
+	if (sc->nsvcs == 0) {
 		perr(c, "no `service NAME` line: a scenario needs a service");
+	}
 	for (size_t i = 0; i < sc->nsvcs; i++) {
-		if (sc->svcs[i].text == NULL)
+		if (sc->svcs[i].text == NULL) {
 			continue;
+		}
 		has_text = 1;
 		if (sc->service_dir != NULL || sc->system != NULL) {
 			c->line = sc->svcs[i].line;
@@ -1141,9 +1235,10 @@ static void check_scenario(struct scenario *sc, struct cur *c)
 			     sc->svcs[i].name);
 		}
 	}
-	for (size_t i = 0; i < sc->nsteps; i++)
+	for (size_t i = 0; i < sc->nsteps; i++) {
 		has_run |= sc->steps[i].kind == STEP_RUN ||
 			   sc->steps[i].kind == STEP_EXPLORE;
+	}
 	if (!has_run) {
 		c->line = 1;
 		perr(c, "no `run` line (nor `explore` block): nothing to test");
@@ -1180,21 +1275,26 @@ static int read_scenario(const char *path, char **buf, size_t *len)
 	/* one byte more than fstat said: a file that grew is found out */
 	while (why == NULL && n != 0 && *len < (size_t)st.st_size + 1) {
 		n = read(fd, *buf + *len, (size_t)st.st_size + 1 - *len);
-		if (n < 0 && errno != EINTR)
+		if (n < 0 && errno != EINTR) {
 			why = strerror(errno);
-		else if (n > 0)
+		} else if (n > 0) {
 			*len += (size_t)n;
+		}
 	}
-	if (why == NULL && *len > (size_t)st.st_size)
+	if (why == NULL && *len > (size_t)st.st_size) {
 		why = "it changed while it was read";
-	if (why == NULL)
+	}
+	if (why == NULL) {
 		(*buf)[*len] = '\0';
-	if (fd >= 0)
+	}
+	if (fd >= 0) {
 		close(fd);
+	}
 	if (why != NULL) {
 		fprintf(stderr, "%s: %s\n", path, why);
-		if (*buf != NULL)
+		if (*buf != NULL) {
 			explicit_bzero(*buf, *len);
+		}
 		free(*buf);
 		*buf = NULL;
 		return -1;
@@ -1236,16 +1336,19 @@ int scenario_parse(const char *path, struct scenario *sc)
 		len = (ssize_t)((nl != NULL ? next - 1 : wlen) - pos);
 		line[len] = '\0';
 		c.line++;
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		while (len > 0 &&
+		       (line[len - 1] == '\n' || line[len - 1] == '\r')) {
 			line[--len] = '\0';
+		}
 		if (strlen(line) != (size_t)len) {
 			c.p = line;
 			perr(&c, "NUL byte in line");
 			continue;
 		}
 		c.p = line;
-		if (at_end(&c) || *c.p == '#')
+		if (at_end(&c) || *c.p == '#') {
 			continue;
+		}
 		int indented = line[0] == ' ' || line[0] == '\t';
 		if (indented && block != NULL) {
 			check_vars(&c, c.p);
@@ -1269,8 +1372,9 @@ int scenario_parse(const char *path, struct scenario *sc)
 			block = NULL;
 		}
 		size_t before = sc->nsvcs;
-		if (parse_directive(sc, &c) == 0 && sc->nsvcs > before)
+		if (parse_directive(sc, &c) == 0 && sc->nsvcs > before) {
 			block = &sc->svcs[sc->nsvcs - 1];
+		}
 	}
 	if (block != NULL && !text.failed) {
 		block->text = text.p;
@@ -1284,8 +1388,9 @@ int scenario_parse(const char *path, struct scenario *sc)
 	explicit_bzero(whole, wlen);
 	free(whole);
 	pwrap_buf_free(&text);
-	if (nerr == 0)
+	if (nerr == 0) {
 		check_scenario(sc, &c);
+	}
 	if (nerr != 0) {
 		scenario_free(sc);
 		return -1;
@@ -1296,8 +1401,9 @@ int scenario_parse(const char *path, struct scenario *sc)
 static void match_free(struct match *m)
 {
 	free(m->text);
-	if (m->compiled)
+	if (m->compiled) {
 		regfree(&m->re);
+	}
 }
 
 void scenario_free(struct scenario *sc)
@@ -1319,8 +1425,9 @@ void scenario_free(struct scenario *sc)
 		for (size_t j = 0; j < s->nexps; j++) {
 			struct expect *e = &s->exps[j];
 			free(e->name);
-			if (e->answer != NULL)
+			if (e->answer != NULL) {
 				explicit_bzero(e->answer, strlen(e->answer));
+			}
 			free(e->answer);
 			match_free(&e->m);
 		}
@@ -1349,8 +1456,9 @@ void scenario_free(struct scenario *sc)
 		free(sc->groups[i].members);
 	}
 	free(sc->groups);
-	for (size_t i = 0; i < sc->nswaps; i++)
+	for (size_t i = 0; i < sc->nswaps; i++) {
 		pwrap_sys_swap_free(&sc->swaps[i]);
+	}
 	free(sc->swaps);
 	memset(sc, 0, sizeof(*sc));
 }
@@ -1359,16 +1467,19 @@ size_t scenario_ntests(const struct scenario *sc)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < sc->nsteps; i++)
+	for (size_t i = 0; i < sc->nsteps; i++) {
 		n += step_is_test(&sc->steps[i]) != 0;
+	}
 	return n;
 }
 
 int match_test(const struct match *m, const char *text)
 {
-	if (text == NULL)
+	if (text == NULL) {
 		return 0;
-	if (m->is_regex)
+	}
+	if (m->is_regex) {
 		return regexec(&m->re, text, 0, NULL, 0) == 0;
+	}
 	return strcmp(m->text, text) == 0;
 }

@@ -25,8 +25,9 @@ static size_t count_failed(const struct file_results *fr)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < fr->nres; i++)
+	for (size_t i = 0; i < fr->nres; i++) {
 		n += !fr->res[i].passed;
+	}
 	return n;
 }
 
@@ -58,12 +59,14 @@ static long utf8_decode(const unsigned char *p, size_t *len)
 		return -1;
 	}
 	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)	/* also stops at the NUL */
+		if ((p[i] & 0xc0) != 0x80) { /* also stops at the NUL */
 			return -1;
+		}
 		cp = (cp << 6) | (p[i] & 0x3f);
 	}
-	if (cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+	if (cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
 		return -1;
+	}
 	*len = n;
 	return cp;
 }
@@ -112,8 +115,9 @@ static void xml_put(FILE *f, const char *s)
  * emptied buffer would succeed and hide it). */
 static void flush(struct reporter *r)
 {
-	if (fflush(r->out) != 0 && r->err == 0)
+	if (fflush(r->out) != 0 && r->err == 0) {
 		r->err = errno != 0 ? errno : EIO;
+	}
 }
 
 /* s on one line of text: control characters (newlines too) as \xNN. */
@@ -134,10 +138,11 @@ static void tap_put(FILE *f, const char *s)
 
 	pwrap_buf_text(&b, s);
 	for (const char *p = b.failed || b.p == NULL ? "?" : b.p; *p != '\0'; p++) {
-		if (*p == '#')
+		if (*p == '#') {
 			fputs("\\#", f);
-		else
+		} else {
 			fputc(*p, f);
+		}
 	}
 	pwrap_buf_free(&b);
 }
@@ -157,8 +162,9 @@ void report_file(struct reporter *r, const struct file_results *fr)
 	r->files++;
 	r->failed += failed;
 	r->passed += fr->nres - failed;
-	if (r->fmt == FMT_JUNIT)
+	if (r->fmt == FMT_JUNIT) {
 		return;
+	}
 	if (r->fmt == FMT_HUMAN && (!r->quiet || failed > 0 || fr->error != NULL)) {
 		put_text(r->out, fr->sc->path);
 		fputc('\n', r->out);
@@ -184,8 +190,9 @@ void report_file(struct reporter *r, const struct file_results *fr)
 			continue;
 		}
 		if (res->passed) {
-			if (!r->quiet)
+			if (!r->quiet) {
 				fprintf(r->out, "  ok    %s\n", res->name != NULL ? res->name : "?");
+			}
 			continue;
 		}
 		fprintf(r->out, "  FAIL  %s\n", res->name != NULL ? res->name : "?");
@@ -207,15 +214,18 @@ static void junit(struct reporter *r, const struct file_results *all, size_t nal
 	struct tm tm;
 	FILE *f = r->out;
 
-	if (gethostname(host, sizeof(host)) != 0)
+	if (gethostname(host, sizeof(host)) != 0) {
 		strcpy(host, "localhost");
+	}
 	host[sizeof(host) - 1] = '\0';
-	if (localtime_r(&t, &tm) != NULL)
+	if (localtime_r(&t, &tm) != NULL) {
 		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	}
 	for (size_t i = 0; i < nall; i++) {
 		total_time += all[i].seconds;
-		if (all[i].error != NULL)
+		if (all[i].error != NULL) {
 			errors += all[i].nres;
+		}
 	}
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	fprintf(f, "<testsuites name=\"pamtest\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" time=\"%.6f\">\n",
@@ -228,11 +238,14 @@ static void junit(struct reporter *r, const struct file_results *all, size_t nal
 		char *cls = copy != NULL ? basename(copy) : NULL;
 		char *dot = cls != NULL ? strrchr(cls, '.') : NULL;
 
-		if (dot != NULL && dot != cls)
+		if (dot != NULL && dot != cls) {
 			*dot = '\0';
-		for (char *p = cls; p != NULL && *p != '\0'; p++)
-			if (*p == '.')
+		}
+		for (char *p = cls; p != NULL && *p != '\0'; p++) {
+			if (*p == '.') {
 				*p = '_';
+			}
+		}
 		fputs("  <testsuite name=\"", f);
 		xml_put(f, fr->sc->path);
 		fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"0\" time=\"%.6f\" "
@@ -258,8 +271,9 @@ static void junit(struct reporter *r, const struct file_results *all, size_t nal
 			fprintf(f, "\" type=\"%s\">", is_err ? "setup" : "expectation");
 			for (size_t k = 0; k < res->nfailures; k++) {
 				xml_put(f, res->failures[k]);
-				if (k + 1 < res->nfailures)
+				if (k + 1 < res->nfailures) {
 					fputs("\n", f);
+				}
 			}
 			fprintf(f, "</%s>\n    </testcase>\n", is_err ? "error" : "failure");
 		}
@@ -292,11 +306,13 @@ int report_close(struct reporter *r)
 	int rc = 0;
 
 	flush(r);
-	if (r->err != 0 || ferror(r->out))
+	if (r->err != 0 || ferror(r->out)) {
 		rc = -1;
+	}
 	if (r->out != stdout && fclose(r->out) != 0) {
-		if (r->err == 0)
+		if (r->err == 0) {
 			r->err = errno;
+		}
 		rc = -1;
 	}
 	r->out = NULL;

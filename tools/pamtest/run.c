@@ -90,11 +90,14 @@ static void failf(struct runner *r, int line, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
+	if (vasprintf(&msg, fmt, ap) < 0) {
 		msg = NULL;
+	}
 	va_end(ap);
-	if (msg != NULL && asprintf(&full, "%s:%d: %s", r->sc->path, line, msg) < 0)
+	if (msg != NULL &&
+	    asprintf(&full, "%s:%d: %s", r->sc->path, line, msg) < 0) {
 		full = NULL;
+	}
 	free(msg);
 	add_str(r, &r->fails, &r->nfails, full);
 }
@@ -102,9 +105,11 @@ static void failf(struct runner *r, int line, const char *fmt, ...)
 /* Whether s contains one of the scenario's secrets. */
 static int holds_secret(const struct scenario *sc, const char *s)
 {
-	for (size_t i = 0; i < sc->nsecrets; i++)
-		if (strstr(s, sc->secrets[i]) != NULL)
+	for (size_t i = 0; i < sc->nsecrets; i++) {
+		if (strstr(s, sc->secrets[i]) != NULL) {
 			return 1;
+		}
+	}
 	return 0;
 }
 
@@ -112,22 +117,25 @@ char *show(const struct scenario *sc, const char *s)
 {
 	struct pwrap_buf b = {0};
 
-	if (s == NULL)
+	if (s == NULL) {
 		return strdup("(null)");
-	if (holds_secret(sc, s))
+	}
+	if (holds_secret(sc, s)) {
 		return strdup("(hidden)");
+	}
 	pwrap_buf_str(&b, "\"");
 	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
-		if (*p == '"' || *p == '\\')
+		if (*p == '"' || *p == '\\') {
 			pwrap_buf_fmt(&b, "\\%c", *p);
-		else if (*p == '\n')
+		} else if (*p == '\n') {
 			pwrap_buf_str(&b, "\\n");
-		else if (*p == '\t')
+		} else if (*p == '\t') {
 			pwrap_buf_str(&b, "\\t");
-		else if (*p < 0x20 || *p == 0x7f)
+		} else if (*p < 0x20 || *p == 0x7f) {
 			pwrap_buf_fmt(&b, "\\x%02x", *p);
-		else
+		} else {
 			pwrap_buf_add(&b, (const char *)p, 1);
+		}
 	}
 	pwrap_buf_str(&b, "\"");
 	return pwrap_buf_take(&b);
@@ -138,12 +146,15 @@ static char *show_match(const struct scenario *sc, const struct match *m)
 {
 	char *s = NULL;
 
-	if (!m->is_regex)
+	if (!m->is_regex) {
 		return show(sc, m->text);
-	if (holds_secret(sc, m->text))
+	}
+	if (holds_secret(sc, m->text)) {
 		return strdup("(hidden)");
-	if (asprintf(&s, "/%s/", m->text) < 0)
+	}
+	if (asprintf(&s, "/%s/", m->text) < 0) {
 		return NULL;
+	}
 	return s;
 }
 
@@ -153,9 +164,11 @@ static void save_env(struct runner *r, const char *name)
 	struct saved *n;
 	const char *v = getenv(name);
 
-	for (size_t i = 0; i < r->nsaved; i++)
-		if (strcmp(r->saved[i].name, name) == 0)
+	for (size_t i = 0; i < r->nsaved; i++) {
+		if (strcmp(r->saved[i].name, name) == 0) {
 			return;
+		}
+	}
 	n = reallocarray(r->saved, r->nsaved + 1, sizeof(*n));
 	if (n == NULL) {
 		r->oom = 1;
@@ -178,10 +191,11 @@ static void restore_env(struct runner *r)
 	for (size_t i = r->nsaved; i-- > 0;) {
 		struct saved *s = &r->saved[i];
 		if (s->name != NULL) {
-			if (s->value != NULL)
+			if (s->value != NULL) {
 				setenv(s->name, s->value, 1);
-			else
+			} else {
 				unsetenv(s->name);
+			}
 		}
 		free(s->name);
 		free(s->value);
@@ -193,8 +207,9 @@ static void restore_env(struct runner *r)
 
 static void clear_msgs(struct runner *r)
 {
-	for (size_t i = 0; i < r->nmsgs; i++)
+	for (size_t i = 0; i < r->nmsgs; i++) {
 		free(r->msgs[i].text);
+	}
 	free(r->msgs);
 	r->msgs = NULL;
 	r->nmsgs = 0;
@@ -218,10 +233,13 @@ static int answer_prompt(struct runner *r, const struct pam_message *m, char **a
 	const struct expect *e = NULL;
 	char *got = NULL, *want = NULL;
 
-	if (r->conv_failed)
+	if (r->conv_failed) {
 		return PAM_CONV_ERR;
-	while (r->next_exp < run->nexps && run->exps[r->next_exp].kind != EXP_PROMPT)
+	}
+	while (r->next_exp < run->nexps &&
+	       run->exps[r->next_exp].kind != EXP_PROMPT) {
 		r->next_exp++;
+	}
 	got = show(r->sc, m->msg);
 	if (r->next_exp >= run->nexps) {
 		failf(r, run->line, "unexpected prompt %s (no `prompt` line left for it)", got);
@@ -256,8 +274,9 @@ static const struct fault *fault_for(const struct step *s, enum fault_kind kind,
 {
 	for (size_t i = 0; s != NULL && i < s->nfaults; i++) {
 		const struct fault *f = &s->faults[i];
-		if (f->kind == kind && (f->at == 0 || f->at == call))
+		if (f->kind == kind && (f->at == 0 || f->at == call)) {
 			return f;
+		}
 	}
 	return NULL;
 }
@@ -273,10 +292,12 @@ static const struct fault *current_fault(const struct runner *r)
 
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
 		const struct fault *f = fault_for(r->run, order[k], r->op_calls);
-		if (f == NULL)
+		if (f == NULL) {
 			f = fault_for(r->tx, order[k], r->tx_calls);
-		if (f != NULL)
+		}
+		if (f != NULL) {
 			return f;
+		}
 	}
 	return NULL;
 }
@@ -286,10 +307,12 @@ static char *long_answer(size_t len)
 {
 	char *s = malloc(len + 1);
 
-	if (s == NULL)
+	if (s == NULL) {
 		return NULL;
-	for (size_t i = 0; i < len; i++)
+	}
+	for (size_t i = 0; i < len; i++) {
 		s[i] = (char)('a' + i % 26);
+	}
 	s[len] = '\0';
 	return s;
 }
@@ -298,8 +321,9 @@ static int record_msg(struct runner *r, const struct pam_message *m)
 {
 	struct msg *l = reallocarray(r->msgs, r->nmsgs + 1, sizeof(*l));
 
-	if (l == NULL)
+	if (l == NULL) {
 		return PAM_BUF_ERR;
+	}
 	r->msgs = l;
 	l[r->nmsgs].style = m->msg_style;
 	l[r->nmsgs].text = strdup(m->msg != NULL ? m->msg : "");
@@ -320,12 +344,14 @@ static int conv(int n, const struct pam_message **msg, struct pam_response **res
 		fault = current_fault(r);
 	}
 	if (fault != NULL && fault->kind == FAULT_FAIL) {
-		if (resp != NULL)
+		if (resp != NULL) {
 			*resp = NULL;
+		}
 		return fault->code;
 	}
-	if (n <= 0 || n > PAM_MAX_NUM_MSG || msg == NULL || resp == NULL)
+	if (n <= 0 || n > PAM_MAX_NUM_MSG || msg == NULL || resp == NULL) {
 		return PAM_CONV_ERR;
+	}
 	if (fault != NULL && fault->kind == FAULT_NULL_RESP) {
 		*resp = NULL;
 		return PAM_SUCCESS;
@@ -336,8 +362,9 @@ static int conv(int n, const struct pam_message **msg, struct pam_response **res
 		return *resp != NULL ? PAM_SUCCESS : PAM_BUF_ERR;
 	}
 	out = calloc((size_t)n, sizeof(*out));
-	if (out == NULL)
+	if (out == NULL) {
 		return PAM_BUF_ERR;
+	}
 	for (int i = 0; i < n && rc == PAM_SUCCESS; i++) {
 		const struct pam_message *m = msg[i];
 		if (r->run == NULL) {
@@ -390,8 +417,9 @@ static void finish_test(struct runner *r, const struct step *s, const char *name
 	memset(res, 0, sizeof(*res));
 	res->step = s;
 	res->seconds = now() - t0;
-	if (asprintf(&res->name, "%s (line %d)", name, s->line) < 0)
+	if (asprintf(&res->name, "%s (line %d)", name, s->line) < 0) {
 		res->name = NULL;
+	}
 	res->failures = r->fails;
 	res->nfailures = r->nfails;
 	res->passed = r->nfails == 0;
@@ -409,22 +437,27 @@ static void check_messages(struct runner *r, const struct step *s, int style)
 	size_t j = 0, matched = 0;
 
 	for (size_t i = 0; i < r->nmsgs; i++) {
-		if (r->msgs[i].style != style)
+		if (r->msgs[i].style != style) {
 			continue;
+		}
 		char *t = show(r->sc, r->msgs[i].text);
 		pwrap_buf_fmt(&seen, "%s%s", seen.len > 0 ? ", " : "", t != NULL ? t : "?");
 		free(t);
 	}
 	for (size_t k = 0; k < s->nexps; k++) {
 		const struct expect *e = &s->exps[k];
-		if (e->kind == none && seen.len > 0)
+		if (e->kind == none && seen.len > 0) {
 			failf(r, e->line, "expected no %s messages, got %s", what, seen.p);
-		if (e->kind != want)
+		}
+		if (e->kind != want) {
 			continue;
+		}
 		/* In order: search after the previous matched message. */
 		size_t from = j;
-		while (j < r->nmsgs && (r->msgs[j].style != style || !match_test(&e->m, r->msgs[j].text)))
+		while (j < r->nmsgs && (r->msgs[j].style != style ||
+					!match_test(&e->m, r->msgs[j].text))) {
 			j++;
+		}
 		if (j < r->nmsgs) {
 			j++;
 			matched++;
@@ -451,14 +484,16 @@ static void check_env_item(struct runner *r, const struct expect *e)
 		snprintf(label, sizeof(label), "PAM environment variable %s", e->name);
 	} else {
 		const void *v = NULL;
-		if (pam_get_item(r->pamh, e->item, &v) == PAM_SUCCESS)
+		if (pam_get_item(r->pamh, e->item, &v) == PAM_SUCCESS) {
 			val = v;
+		}
 		snprintf(label, sizeof(label), "item %s", item_name(e->item));
 	}
 	char *got = show(r->sc, val);
 	if (absent) {
-		if (val != NULL)
+		if (val != NULL) {
 			failf(r, e->line, "%s is set (to %s), expected it absent", label, got);
+		}
 	} else if (val == NULL) {
 		failf(r, e->line, "%s is not set", label);
 	} else if ((e->kind == EXP_ITEM || e->has_match) && !match_test(&e->m, val)) {
@@ -496,8 +531,9 @@ static void do_start(struct runner *r, const struct step *s)
 	int line = s != NULL ? s->line : 0;
 	int rc;
 
-	if (s != NULL && s->no_user)
+	if (s != NULL && s->no_user) {
 		user = NULL;
+	}
 	if (r->pamh != NULL) {
 		pam_end(r->pamh, r->last_rc);
 		r->pamh = NULL;
@@ -512,17 +548,20 @@ static void do_start(struct runner *r, const struct step *s)
 	r->tx_calls = 0;
 	rc = pam_start(svc, user, &pc, &r->pamh);
 	if (rc != PAM_SUCCESS) {
-		if (asprintf(&r->start_error, "%s:%d: pam_start(\"%s\", %s%s%s) failed: %s",
+		if (asprintf(&r->start_error,
+			     "%s:%d: pam_start(\"%s\", %s%s%s) failed: %s",
 			     r->sc->path, line, svc, user != NULL ? "\"" : "",
-			     user != NULL ? user : "NULL", user != NULL ? "\"" : "",
-			     pam_code_name(rc)) < 0)
+			     user != NULL ? user : "NULL",
+			     user != NULL ? "\"" : "", pam_code_name(rc)) < 0) {
 			r->start_error = NULL;
+		}
 		r->pamh = NULL;
 	}
 	if (s != NULL && s->has_expect) {
-		if (rc != s->expected)
+		if (rc != s->expected) {
 			failf(r, line, "pam_start returned %s, expected %s", pam_code_name(rc),
 			      pam_code_name(s->expected));
+		}
 		finish_test(r, s, "start", t0);
 	}
 }
@@ -551,25 +590,29 @@ static void do_run(struct runner *r, const struct step *s)
 	snprintf(name, sizeof(name), "%s", op_name(s->op));
 	for (int bit = 1; bit <= (int)PAM_SILENT; bit <<= 1) {
 		const char *fl = (s->flags & bit) ? flag_name(bit) : NULL;
-		if (fl != NULL)
+		if (fl != NULL) {
 			snprintf(name + strlen(name), sizeof(name) - strlen(name), " %s", fl);
+		}
 	}
 	r->run = s;
 	r->next_exp = 0;
 	r->conv_failed = 0;
 	r->op_calls = 0;
 	clear_msgs(r);
-	if (!need_handle(r, s))
+	if (!need_handle(r, s)) {
 		goto out;
+	}
 	rc = call_op(r->pamh, s->op, s->flags);
 	r->last_rc = rc;
-	if (rc != s->expected)
+	if (rc != s->expected) {
 		failf(r, s->line, "%s returned %s, expected %s", op_name(s->op), pam_code_name(rc),
 		      pam_code_name(s->expected));
+	}
 	if (!r->conv_failed) {
 		for (size_t k = r->next_exp; k < s->nexps; k++) {
-			if (s->exps[k].kind != EXP_PROMPT)
+			if (s->exps[k].kind != EXP_PROMPT) {
 				continue;
+			}
 			char *w = show_match(r->sc, &s->exps[k].m);
 			failf(r, s->exps[k].line, "prompt %s was never asked", w);
 			free(w);
@@ -579,8 +622,10 @@ static void do_run(struct runner *r, const struct step *s)
 	check_messages(r, s, PAM_ERROR_MSG);
 	for (size_t k = 0; k < s->nexps; k++) {
 		enum exp_kind kd = s->exps[k].kind;
-		if (kd == EXP_ENV || kd == EXP_ABSENT_ENV || kd == EXP_ITEM || kd == EXP_ABSENT_ITEM)
+		if (kd == EXP_ENV || kd == EXP_ABSENT_ENV || kd == EXP_ITEM ||
+		    kd == EXP_ABSENT_ITEM) {
 			check_env_item(r, &s->exps[k]);
+		}
 	}
 out:
 	r->run = NULL;
@@ -600,9 +645,10 @@ static void do_end(struct runner *r, const struct step *s)
 		int rc = pam_end(r->pamh, r->last_rc);
 		r->pamh = NULL;
 		r->tx = NULL;
-		if (rc != s->expected)
+		if (rc != s->expected) {
 			failf(r, s->line, "pam_end returned %s, expected %s", pam_code_name(rc),
 			      pam_code_name(s->expected));
+		}
 	}
 	free(r->start_error);
 	r->start_error = NULL;
@@ -619,13 +665,15 @@ static void write_step(struct runner *r, const struct step *s)
 		return;
 	}
 	if (s->value == NULL) {
-		if (unlink(path) != 0 && errno != ENOENT)
+		if (unlink(path) != 0 && errno != ENOENT) {
 			failf(r, s->line, "cannot remove %s: %s", s->name, strerror(errno));
+		}
 	} else {
 		slash = strrchr(path, '/');
 		*slash = '\0';
-		if (pwrap_replace_file(path, slash + 1, s->value) != 0)
+		if (pwrap_replace_file(path, slash + 1, s->value) != 0) {
 			failf(r, s->line, "cannot write %s", s->name);
+		}
 	}
 	free(path);
 }
@@ -636,21 +684,24 @@ static void do_setup_step(struct runner *r, const struct step *s)
 
 	switch (s->kind) {
 	case STEP_SETENV:
-		if (set_env(r, s->name, s->value) != 0)
+		if (set_env(r, s->name, s->value) != 0) {
 			failf(r, s->line, "cannot set %s", s->name);
+		}
 		break;
 	case STEP_PUTENV: {
 		char *kv = NULL;
-		if (!need_handle(r, s))
+		if (!need_handle(r, s)) {
 			break;
+		}
 		if (s->value != NULL ? asprintf(&kv, "%s=%s", s->name, s->value) < 0
 				     : (kv = strdup(s->name)) == NULL) {
 			r->oom = 1;
 			break;
 		}
 		rc = pam_putenv(r->pamh, kv);
-		if (rc != PAM_SUCCESS)
+		if (rc != PAM_SUCCESS) {
 			failf(r, s->line, "pam_putenv(%s) failed: %s", s->name, pam_code_name(rc));
+		}
 		explicit_bzero(kv, strlen(kv));
 		free(kv);
 		break;
@@ -659,12 +710,14 @@ static void do_setup_step(struct runner *r, const struct step *s)
 		write_step(r, s);
 		break;
 	case STEP_SET_ITEM:
-		if (!need_handle(r, s))
+		if (!need_handle(r, s)) {
 			break;
+		}
 		rc = pam_set_item(r->pamh, s->item, s->value);
-		if (rc != PAM_SUCCESS)
+		if (rc != PAM_SUCCESS) {
 			failf(r, s->line, "pam_set_item(%s) failed: %s", item_name(s->item),
 			      pam_code_name(rc));
+		}
 		break;
 	default:
 		break;
@@ -682,14 +735,15 @@ char *scenario_expand(const struct scenario *sc, const char *text,
 		const char *val = NULL;
 		size_t n = e != NULL ? (size_t)(e - v - 2) : 0;
 		pwrap_buf_add(&b, p, (size_t)(v - p));
-		if (n == 6 && strncmp(v + 2, "PASSDB", n) == 0)
+		if (n == 6 && strncmp(v + 2, "PASSDB", n) == 0) {
 			val = passdb;
-		else if (n == 10 && strncmp(v + 2, "MODULE_DIR", n) == 0)
+		} else if (n == 10 && strncmp(v + 2, "MODULE_DIR", n) == 0) {
 			val = pamtest_moddir;
-		else if (n == 12 && strncmp(v + 2, "SCENARIO_DIR", n) == 0)
+		} else if (n == 12 && strncmp(v + 2, "SCENARIO_DIR", n) == 0) {
 			val = sc->dir;
-		else if (n == 3 && strncmp(v + 2, "DIR", n) == 0)
+		} else if (n == 3 && strncmp(v + 2, "DIR", n) == 0) {
 			val = dir;
+		}
 		if (val == NULL && !keep) {
 			pwrap_buf_free(&b);
 			return NULL;
@@ -706,8 +760,9 @@ static void do_explore(struct runner *r, const struct step *s)
 {
 	double t0 = now();
 
-	if (xp_scen_run(r->sc, s, &r->fails, &r->nfails) != 0)
+	if (xp_scen_run(r->sc, s, &r->fails, &r->nfails) != 0) {
 		r->oom = 1;
+	}
 	finish_test(r, s, "explore", t0);
 }
 
@@ -740,31 +795,39 @@ static int setup_system(struct runner *r, const char *dir, const char *passdb,
 		goto out;
 	}
 	if (pamtest_nss_dir == NULL || pamtest_moddir == NULL) {
-		if (asprintf(err, "%s:%d: service-dir system needs %s", sc->path,
-			     sc->service_dir_line, pamtest_moddir == NULL ?
-			     "pam_wrapper's modules (--module-dir)" :
-			     "libnss_wrapper.so, which pamtest preloads when it "
-			     "starts itself (Debian: apt-get install libnss-wrapper; "
-			     "not under pam_wrapper(1) without --nss)") < 0)
+		if (asprintf(
+			    err, "%s:%d: service-dir system needs %s", sc->path,
+			    sc->service_dir_line,
+			    pamtest_moddir == NULL
+				    ? "pam_wrapper's modules (--module-dir)"
+				    : "libnss_wrapper.so, which pamtest preloads when it "
+				      "starts itself (Debian: apt-get install libnss-wrapper; "
+				      "not under pam_wrapper(1) without --nss)") <
+		    0) {
 			*err = NULL;
+		}
 		goto out;
 	}
 	sys.prog = prog;
 	sys.sysmoddir = system_module_dir();
-	for (size_t i = 0; i < sc->nsvcs; i++)
+	for (size_t i = 0; i < sc->nsvcs; i++) {
 		names[i] = sc->svcs[i].name;
+	}
 	rc = pwrap_system_copy(&sys);
 	free((char *)sys.sysmoddir);
 	if (rc != 0) {
-		if (asprintf(err, "%s:%d: service-dir system: the copy of %s was "
-			     "refused (see above)", sc->path, sc->service_dir_line,
-			     sc->system) < 0)
+		if (asprintf(err,
+			     "%s:%d: service-dir system: the copy of %s was "
+			     "refused (see above)",
+			     sc->path, sc->service_dir_line, sc->system) < 0) {
 			*err = NULL;
+		}
 		goto out;
 	}
 	rc = -1;
-	for (size_t i = 0; i < sc->nusers; i++)
+	for (size_t i = 0; i < sc->nusers; i++) {
 		names[i] = sc->users[i].name;
+	}
 	for (size_t i = 0; i < sc->ngroups; i++) {
 		groups[i].name = sc->groups[i].name;
 		groups[i].members = sc->groups[i].members;
@@ -827,24 +890,30 @@ static int setup(struct runner *r, struct pwrap_tmp **dir_out, char **err)
 		goto out;
 	}
 	pwrap_buf_str(&pdb, "");
-	for (size_t i = 0; i < sc->nusers; i++)
+	for (size_t i = 0; i < sc->nusers; i++) {
 		pwrap_buf_fmt(&pdb, "%s:%s:%s%s%s\n", sc->users[i].name, sc->users[i].password,
 			sc->users[i].service != NULL ? sc->users[i].service : defsvc,
 			sc->users[i].flags != NULL ? ":" : "",
 			sc->users[i].flags != NULL ? sc->users[i].flags : "");
+	}
 	if (pdb.failed || pwrap_tmp_write(tmp, "passdb", pdb.p, &passdb) != 0) {
 		*err = strdup("cannot write the passdb");
 		goto out;
 	}
 	for (size_t i = 0; i < sc->nsvcs; i++) {
 		const struct service *sv = &sc->svcs[i];
-		if (sv->text == NULL)
+		if (sv->text == NULL) {
 			continue;
+		}
 		char *text = scenario_expand(r->sc, sv->text, dir, passdb, false);
 		if (text == NULL) {
-			if (asprintf(err, "%s:%d: cannot expand the service lines of %s "
-				     "(module directory unknown?)", sc->path, sv->line, sv->name) < 0)
+			if (asprintf(
+				    err,
+				    "%s:%d: cannot expand the service lines of %s "
+				    "(module directory unknown?)",
+				    sc->path, sv->line, sv->name) < 0) {
 				*err = NULL;
+			}
 			goto out;
 		}
 		int wrc = pwrap_tmp_write(tmp, sv->name, text, NULL);
@@ -856,17 +925,22 @@ static int setup(struct runner *r, struct pwrap_tmp **dir_out, char **err)
 		svcdir = dir;
 	}
 	if (sc->system != NULL) {
-		if (setup_system(r, dir, passdb, &syscopy, err) != 0)
+		if (setup_system(r, dir, passdb, &syscopy, err) != 0) {
 			goto out;
+		}
 		svcdir = syscopy;
 	}
-	if (svcdir == NULL)
-		svcdir = getenv("PAM_WRAPPER_SERVICE_DIR");
 	if (svcdir == NULL) {
-		if (asprintf(err, "%s:%d: service \"%s\" has no lines and neither service-dir nor "
-			     "PAM_WRAPPER_SERVICE_DIR gives a directory", sc->path, sc->svcs[0].line,
-			     sc->svcs[0].name) < 0)
+		svcdir = getenv("PAM_WRAPPER_SERVICE_DIR");
+	}
+	if (svcdir == NULL) {
+		if (asprintf(
+			    err,
+			    "%s:%d: service \"%s\" has no lines and neither service-dir nor "
+			    "PAM_WRAPPER_SERVICE_DIR gives a directory",
+			    sc->path, sc->svcs[0].line, sc->svcs[0].name) < 0) {
 			*err = NULL;
+		}
 		goto out;
 	}
 	char *trace = pamtest_trace != NULL ? trace_path(dir) : NULL;
@@ -884,14 +958,16 @@ static int setup(struct runner *r, struct pwrap_tmp **dir_out, char **err)
 	free(trace);
 	rc = 0;
 out:
-	if (pdb.p != NULL)
+	if (pdb.p != NULL) {
 		explicit_bzero(pdb.p, pdb.len);
+	}
 	pwrap_buf_free(&pdb);
 	free(passdb);
 	free(syscopy);
 	*dir_out = tmp;
-	if (rc != 0 && *err == NULL)
+	if (rc != 0 && *err == NULL) {
 		*err = strdup("setup failed");
+	}
 	return rc;
 }
 
@@ -908,8 +984,9 @@ int scenario_run(const struct scenario *sc, struct file_results *fr, int keep)
 	memset(fr, 0, sizeof(*fr));
 	fr->sc = sc;
 	fr->res = calloc(ntests > 0 ? ntests : 1, sizeof(*fr->res));
-	if (fr->res == NULL)
+	if (fr->res == NULL) {
 		return -1;
+	}
 	rc = setup(&r, &tmp, &err);
 	dir = tmp != NULL ? tmp->path : NULL;
 	if (rc != 0) {
@@ -920,8 +997,9 @@ int scenario_run(const struct scenario *sc, struct file_results *fr, int keep)
 			const char *nm = s->kind == STEP_RUN ? op_name(s->op)
 					 : s->kind == STEP_END ? "end"
 					 : s->kind == STEP_EXPLORE ? "explore" : "start";
-			if (!step_is_test(s))
+			if (!step_is_test(s)) {
 				continue;
+			}
 			add_str(&r, &r.fails, &r.nfails, strdup(err != NULL ? err : "setup failed"));
 			finish_test(&r, s, nm, now());
 		}
@@ -929,8 +1007,9 @@ int scenario_run(const struct scenario *sc, struct file_results *fr, int keep)
 		goto out;
 	}
 	r.dir = dir;
-	if (keep)
+	if (keep) {
 		fprintf(stderr, "pamtest: %s: private directory %s (kept)\n", sc->path, dir);
+	}
 	for (size_t i = 0; i < sc->nsteps; i++) {
 		const struct step *s = &sc->steps[i];
 		switch (s->kind) {
@@ -950,13 +1029,15 @@ int scenario_run(const struct scenario *sc, struct file_results *fr, int keep)
 			do_setup_step(&r, s);
 		}
 	}
-	if (r.pamh != NULL)
+	if (r.pamh != NULL) {
 		pam_end(r.pamh, r.last_rc);
+	}
 	/* Failures of trailing setup steps go to the last test point. */
 	if (r.nfails > 0 && fr->nres > 0) {
 		struct result *last = &fr->res[fr->nres - 1];
-		for (size_t i = 0; i < r.nfails; i++)
+		for (size_t i = 0; i < r.nfails; i++) {
 			add_str(&r, &last->failures, &last->nfailures, r.fails[i]);
+		}
 		last->passed = 0;
 		free(r.fails);
 		r.fails = NULL;
@@ -967,18 +1048,21 @@ int scenario_run(const struct scenario *sc, struct file_results *fr, int keep)
 		rc = -1;
 	}
 out:
-	if (pamtest_trace != NULL && dir != NULL && trace_collect(sc, dir) != 0 &&
-	    rc == 0)
+	if (pamtest_trace != NULL && dir != NULL &&
+	    trace_collect(sc, dir) != 0 && rc == 0) {
 		rc = -1;
+	}
 	restore_env(&r);
 	free(r.start_error);
-	for (size_t i = 0; i < r.nfails; i++)
+	for (size_t i = 0; i < r.nfails; i++) {
 		free(r.fails[i]);
+	}
 	free(r.fails);
-	if (keep)
+	if (keep) {
 		pwrap_tmp_keep(tmp);
-	else
+	} else {
 		(void)pwrap_tmp_remove(tmp);
+	}
 	fr->seconds = now() - t0;
 	return rc;
 }
@@ -986,8 +1070,9 @@ out:
 void file_results_free(struct file_results *fr)
 {
 	for (size_t i = 0; i < fr->nres; i++) {
-		for (size_t j = 0; j < fr->res[i].nfailures; j++)
+		for (size_t j = 0; j < fr->res[i].nfailures; j++) {
 			free(fr->res[i].failures[j]);
+		}
 		free(fr->res[i].failures);
 		free(fr->res[i].name);
 	}

@@ -27,8 +27,9 @@ char *trace_path(const char *dir)
 {
 	char *p = NULL;
 
-	if (asprintf(&p, "%s/.trace", dir) < 0)
+	if (asprintf(&p, "%s/.trace", dir) < 0) {
 		return NULL;
+	}
 	return p;
 }
 
@@ -40,8 +41,10 @@ static int scenario_line(const struct scenario *sc, const char *name,
 		const struct service *sv = &sc->svcs[i];
 
 		if (sv->text != NULL && strlen(sv->name) == len &&
-		    strncmp(sv->name, name, len) == 0 && n >= 1 && n <= sv->nlines)
+		    strncmp(sv->name, name, len) == 0 && n >= 1 &&
+		    n <= sv->nlines) {
 			return sv->lines[n - 1];
+		}
 	}
 	return 0;
 }
@@ -64,10 +67,13 @@ static char *renamed(const struct scenario *sc, const char *dir, const char *tex
 
 		pwrap_buf_add(&b, p, (size_t)(hit - p));
 		colon = hit[dl] == '/' ? strchr(name, ':') : NULL;
-		if (colon != NULL && colon[1] >= '1' && colon[1] <= '9')
+		if (colon != NULL && colon[1] >= '1' && colon[1] <= '9') {
 			n = strtoul(colon + 1, &end, 10);
-		if (plain && n > 0 && memchr(name, '/', (size_t)(colon - name)) == NULL)
+		}
+		if (plain && n > 0 &&
+		    memchr(name, '/', (size_t)(colon - name)) == NULL) {
 			line = scenario_line(sc, name, (size_t)(colon - name), n);
+		}
 		if (line > 0) {
 			pwrap_buf_fmt(&b, "%s:%d", sc->path, line);
 			p = end;
@@ -87,13 +93,15 @@ int trace_collect(const struct scenario *sc, const char *dir)
 	FILE *f;
 	int fd = -1, rc = -1;
 
-	if (tmp == NULL)
+	if (tmp == NULL) {
 		return -1;
+	}
 	f = fopen(tmp, "re");
 	if (f == NULL) {
 		rc = errno == ENOENT ? 0 : -1;	/* no transaction ran */
-		if (rc != 0)
+		if (rc != 0) {
 			warn("%s", tmp);
+		}
 		goto out;
 	}
 	text = calloc(1, 1);
@@ -101,8 +109,9 @@ int trace_collect(const struct scenario *sc, const char *dir)
 		size_t n = fread(chunk, 1, sizeof(chunk), f);
 		char *t;
 
-		if (n == 0)
+		if (n == 0) {
 			break;
+		}
 		t = realloc(text, len + n + 1);
 		if (t == NULL) {
 			free(text);
@@ -129,8 +138,9 @@ int trace_collect(const struct scenario *sc, const char *dir)
 	for (len = strlen(out); off < len;) {
 		ssize_t n = write(fd, out + off, len - off);
 
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && errno == EINTR) {
 			continue;
+		}
 		if (n <= 0) {
 			warn("--trace %s", pamtest_trace);
 			goto out;
@@ -139,10 +149,12 @@ int trace_collect(const struct scenario *sc, const char *dir)
 	}
 	rc = 0;
 out:
-	if (fd > STDERR_FILENO)
+	if (fd > STDERR_FILENO) {
 		close(fd);
-	if (tmp != NULL)
+	}
+	if (tmp != NULL) {
 		unlink(tmp);
+	}
 	free(tmp);
 	free(text);
 	free(out);
