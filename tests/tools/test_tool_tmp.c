@@ -111,7 +111,7 @@ static void test_made_held_removed(void **state)
 	free(tu_read_file(passdb, NULL));
 	/* a file that exists is never written through */
 	assert_int_equal(pwrap_tmp_write(t, "passdb", "x", NULL), -1);
-	tu_subdir(t->path, "sub");
+	free(tu_subdir(t->path, "sub"));
 	assert_int_equal(pwrap_tmp_remove(t), 0);
 	assert_int_equal(tu_count_entries(dir, true), 0);
 	free(passdb);
