@@ -301,6 +301,22 @@ static int find_bypass(struct xp_report *r, const struct xp_opts *o)
 			   l->name, xp_code_word(p.c[d].code));
 }
 
+/* Appends the call of the line at pos returning code to p.  0 or -1 (p
+ * unchanged). */
+static int path_add(struct xp_path *p, int pos, int code)
+{
+	struct xp_call *c = reallocarray(p->c, p->n + 1, sizeof(*c));
+
+	if (c == NULL) {
+		return -1;
+	}
+	p->c = c;
+	c[p->n].pos = pos;
+	c[p->n].code = code;
+	p->n++;
+	return 0;
+}
+
 /* The path on which every module succeeds where it can (else ignores,
  * else the first outcome).  0 or -1. */
 static int optimistic(const struct xp_graph *g, struct xp_path *p)
@@ -311,7 +327,6 @@ static int optimistic(const struct xp_graph *g, struct xp_path *p)
 	while (g->nodes[n].st.pos >= 0) {
 		const struct xp_node *nd = &g->nodes[n];
 		xp_set all = 0;
-		struct xp_call *c;
 		int code;
 
 		for (size_t k = 0; k < nd->ne; k++) {
@@ -320,14 +335,9 @@ static int optimistic(const struct xp_graph *g, struct xp_path *p)
 		code = all & XP_BIT(PAM_SUCCESS) ? PAM_SUCCESS
 		       : all & XP_BIT(PAM_IGNORE) ? PAM_IGNORE
 		       : __builtin_ctzll(all);
-		c = reallocarray(p->c, p->n + 1, sizeof(*c));
-		if (c == NULL) {
+		if (path_add(p, nd->st.pos, code) != 0) {
 			return -1;
 		}
-		p->c = c;
-		c[p->n].pos = nd->st.pos;
-		c[p->n].code = code;
-		p->n++;
 		for (size_t k = 0; k < nd->ne; k++) {
 			if (nd->e[k].outcomes & XP_BIT(code)) {
 				n = nd->e[k].to;
@@ -445,16 +455,11 @@ static int path_through(const struct xp_graph *g, int n, struct xp_path *p)
 	}
 	while (g->nodes[n].st.pos >= 0) {
 		const struct xp_node *nd = &g->nodes[n];
-		struct xp_call *c = reallocarray(p->c, p->n + 1, sizeof(*c));
-		int code = __builtin_ctzll(nd->e[0].outcomes);
 
-		if (c == NULL) {
+		if (path_add(p, nd->st.pos, __builtin_ctzll(nd->e[0].outcomes)) !=
+		    0) {
 			return -1;
 		}
-		p->c = c;
-		c[p->n].pos = nd->st.pos;
-		c[p->n].code = code;
-		p->n++;
 		n = nd->e[0].to;
 	}
 	p->result = g->nodes[n].result;
