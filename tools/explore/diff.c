@@ -430,18 +430,6 @@ static bool results(const struct product *p, size_t i, int *b, int *a)
 	return true;
 }
 
-static int push(struct xp_path *path, int pos, int code)
-{
-	struct xp_call *c = reallocarray(path->c, path->n + 1, sizeof(*c));
-
-	if (c == NULL) {
-		return -1;
-	}
-	path->c = c;
-	c[path->n++] = (struct xp_call){ pos, code };
-	return 0;
-}
-
 /* The combination that leads to node t, as each side's path.  0 or -1. */
 static int witness(const struct product *p, size_t t, struct xp_path out[2])
 {
@@ -451,7 +439,7 @@ static int witness(const struct product *p, size_t t, struct xp_path out[2])
 
 		for (int s = 0; s < 2; s++) {
 			if ((s == n->side || n->both) &&
-			    push(&out[s], side_pos(p, &up->st, s), n->code) != 0) {
+			    xp_path_push(&out[s], side_pos(p, &up->st, s), n->code) != 0) {
 				return -1;
 			}
 		}

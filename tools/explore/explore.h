@@ -316,6 +316,9 @@ int xp_graph_build(struct xp_graph *g, const struct xp_conf *c,
 void xp_graph_free(struct xp_graph *g);
 /* The path from the root to node n (BFS parents), appended to p. */
 int xp_path_to(const struct xp_graph *g, int n, struct xp_path *p);
+/* Appends the call of the line at pos returning code to p: 0, or -1 (no
+ * memory; p unchanged). */
+int xp_path_push(struct xp_path *p, int pos, int code);
 void xp_path_free(struct xp_path *p);
 /* The codes a position may return. */
 xp_set xp_codes_at(const struct xp_graph *g, int pos);

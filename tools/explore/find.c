@@ -301,22 +301,6 @@ static int find_bypass(struct xp_report *r, const struct xp_opts *o)
 			   l->name, xp_code_word(p.c[d].code));
 }
 
-/* Appends the call of the line at pos returning code to p.  0 or -1 (p
- * unchanged). */
-static int path_add(struct xp_path *p, int pos, int code)
-{
-	struct xp_call *c = reallocarray(p->c, p->n + 1, sizeof(*c));
-
-	if (c == NULL) {
-		return -1;
-	}
-	p->c = c;
-	c[p->n].pos = pos;
-	c[p->n].code = code;
-	p->n++;
-	return 0;
-}
-
 /* The path on which every module succeeds where it can (else ignores,
  * else the first outcome).  0 or -1. */
 static int optimistic(const struct xp_graph *g, struct xp_path *p)
@@ -335,7 +319,7 @@ static int optimistic(const struct xp_graph *g, struct xp_path *p)
 		code = all & XP_BIT(PAM_SUCCESS) ? PAM_SUCCESS
 		       : all & XP_BIT(PAM_IGNORE) ? PAM_IGNORE
 		       : __builtin_ctzll(all);
-		if (path_add(p, nd->st.pos, code) != 0) {
+		if (xp_path_push(p, nd->st.pos, code) != 0) {
 			return -1;
 		}
 		for (size_t k = 0; k < nd->ne; k++) {
@@ -456,7 +440,7 @@ static int path_through(const struct xp_graph *g, int n, struct xp_path *p)
 	while (g->nodes[n].st.pos >= 0) {
 		const struct xp_node *nd = &g->nodes[n];
 
-		if (path_add(p, nd->st.pos, __builtin_ctzll(nd->e[0].outcomes)) !=
+		if (xp_path_push(p, nd->st.pos, __builtin_ctzll(nd->e[0].outcomes)) !=
 		    0) {
 			return -1;
 		}

@@ -330,7 +330,7 @@ void xp_graph_free(struct xp_graph *g)
 
 /* ---- paths ---------------------------------------------------------------- */
 
-static int push(struct xp_path *p, int pos, int code)
+int xp_path_push(struct xp_path *p, int pos, int code)
 {
 	struct xp_call *c = reallocarray(p->c, p->n + 1, sizeof(*c));
 
@@ -352,7 +352,7 @@ int xp_path_to(const struct xp_graph *g, int n, struct xp_path *p)
 		depth++;
 	}
 	for (size_t i = 0; i < depth; i++) {
-		if (push(p, 0, 0) != 0) {
+		if (xp_path_push(p, 0, 0) != 0) {
 			return -1;
 		}
 	}
@@ -518,7 +518,7 @@ static int cover(struct xp_graph *g)
 			code = __builtin_ctzll(want ? want : cur->e[choice[m]].outcomes);
 			nd.done[nd.base[m] + choice[m]] |= XP_BIT(code);
 			nd.posdone[cur->st.pos] |= XP_BIT(code);
-			if (push(&p, cur->st.pos, code) != 0) {
+			if (xp_path_push(&p, cur->st.pos, code) != 0) {
 				xp_path_free(&p);
 				goto out;
 			}
